@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdmaxfer - top-level Makefile.
+#
+#   make              build kmod/rdmaxfer.ko, the CLI and the selftests
+#                     (the module for the kernel the QEMU rig boots)
+#   make KDIR=/lib/modules/$(uname -r)/build module cli
+#                     build the module and CLI for this host instead
+#   make check        install what is missing, build, lint, boot the guest
+#                     and run the selftests; ends with "N passed, N failed, N skipped"
+#   make demo         install what is missing, build, boot the guest and show
+#                     what the module sees
+#   make shell        an interactive guest console with everything loaded
+#   make lint         W=1 -Werror, sparse C=2, checkpatch --strict, kernel-doc,
+#                     the uapi header alone with -pedantic, shellcheck
+#   make setup        install packages and fetch the guest kernel
+#   make install      install the module (modules_install) and the CLI
+#
+# Build output goes to build/ (and the module to kmod/, as kbuild wants).
+
+RIG		:= tools/vm/rig.sh
+KDIR		?= $(shell $(RIG) kdir 2>/dev/null)
+BUILD		:= build
+KSRC_TAR	?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+KSRC		:= $(BUILD)/ksrc
+KSFT_INC	:= $(CURDIR)/$(KSRC)/tools/testing/selftests
+STAGE		:= $(BUILD)/stage
+PREFIX		?= /usr/local
+CC		?= cc
+
+KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h))
+UAPI		:= uapi/linux/rdmaxfer.h
+SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh tools/vm/*.sh tools/vm/guest/*)
+
+all: module cli selftests
+
+check-kdir:
+	@test -n "$(KDIR)" && test -d "$(KDIR)" || { \
+		echo "rdmaxfer: no kernel headers (KDIR='$(KDIR)'): run 'make setup'," \
+		     "or pass KDIR=/lib/modules/\$$(uname -r)/build" >&2; exit 1; }
+
+module: check-kdir
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+cli:
+	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin
+
+# kselftest_harness.h, kselftest.h and checkpatch come from Debian's
+# linux-source package, extracted here at build time.
+$(KSRC)/.stamp: $(KSRC_TAR)
+	@test -n "$(KSRC_TAR)" || { echo "rdmaxfer: no /usr/src/linux-source-*.tar.xz: run 'make setup'" >&2; exit 1; }
+	rm -rf $(KSRC) && mkdir -p $(KSRC)
+	tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest.h' \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+	touch $@
+
+selftests: $(KSRC)/.stamp
+	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests
+
+# What the rig copies into the guest as /opt/rdmaxfer.
+stage: all
+	rm -rf $(STAGE)
+	mkdir -p $(STAGE)/bin
+	cp kmod/rdmaxfer.ko $(STAGE)/
+	cp $(BUILD)/bin/rdmaxfer $(STAGE)/bin/
+	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests \
+		install INSTALL_PATH=$(CURDIR)/$(STAGE)/selftests
+
+lint: check-kdir $(KSRC)/.stamp
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E 'warning:|error:' $(BUILD)/sparse.log
+	$(KDIR)/scripts/kernel-doc -none $(KMOD_SRCS) $(UAPI) 2>&1 | tee $(BUILD)/kernel-doc.log
+	@test ! -s $(BUILD)/kernel-doc.log
+	$(KSRC)/scripts/checkpatch.pl --no-tree --strict --quiet --show-types -f $(KMOD_SRCS) $(UAPI)
+	for std in c99 c11; do for m in -m64 -m32; do \
+		echo '#include <linux/rdmaxfer.h>' | $(CC) $$m -std=$$std -Wall -Wextra -Werror -pedantic \
+			-Iuapi -fsyntax-only -x c - || exit 1; done; done
+	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin WERROR=1 -B
+	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests WERROR=1 -B
+	shellcheck -x -S warning $(SHELL_SCRIPTS)
+
+setup:
+	$(RIG) setup
+
+# The two commands of the README: both install what they need first.
+check:
+	$(RIG) setup
+	$(MAKE) lint
+	$(MAKE) stage
+	$(RIG) check
+
+demo:
+	$(RIG) setup
+	$(MAKE) stage
+	$(RIG) demo
+
+shell:
+	$(RIG) setup
+	$(MAKE) stage
+	$(RIG) shell
+
+install: module cli
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	install -D -m 0755 $(BUILD)/bin/rdmaxfer $(DESTDIR)$(PREFIX)/bin/rdmaxfer
+
+clean:
+	-test -n "$(KDIR)" && test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)
+
+.PHONY: all check-kdir module cli selftests stage lint setup check demo shell install clean

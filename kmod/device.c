@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - RDMA devices: the ib_client and the device queries.
+ *
+ * Design: the RDMA core tells us about devices through an ib_client.  Its
+ * .add callback creates a struct rdmaxfer_device and publishes it in an
+ * xarray keyed by the core's device index; .remove unpublishes it, drops the
+ * registry's reference and waits until every other user has dropped its
+ * reference too.  So once .remove returns, rdmaxfer no longer touches the
+ * ib_device, which is what the core requires (`rdma link delete`, hot-unplug
+ * and rmmod of the provider all go through .remove).
+ *
+ * Lookups take a reference under the xarray lock with kref_get_unless_zero(),
+ * so a device being removed is never handed out.  The queries below only
+ * hold a reference for the duration of one ioctl.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_cache.h>
+
+#include "rdmaxfer.h"
+
+/* index -> struct rdmaxfer_device; holds the registry's reference */
+static DEFINE_XARRAY(rdmaxfer_devices);
+
+static struct ib_client rdmaxfer_ib_client;
+
+static void rdmaxfer_device_release(struct kref *ref)
+{
+	struct rdmaxfer_device *rd = container_of(ref, struct rdmaxfer_device, rd_ref);
+
+	complete(&rd->rd_released);
+}
+
+/**
+ * rdmaxfer_device_get - look up a device by its index and take a reference
+ * @index: the RDMA core's device index
+ *
+ * Context: any context that may take a spinlock.
+ * Return: the device, or NULL when there is none (or it is being removed).
+ */
+static struct rdmaxfer_device *rdmaxfer_device_get(u32 index)
+{
+	struct rdmaxfer_device *rd;
+
+	xa_lock(&rdmaxfer_devices);
+	rd = xa_load(&rdmaxfer_devices, index);
+	if (rd && !kref_get_unless_zero(&rd->rd_ref))
+		rd = NULL;
+	xa_unlock(&rdmaxfer_devices);
+	return rd;
+}
+
+static void rdmaxfer_device_put(struct rdmaxfer_device *rd)
+{
+	kref_put(&rd->rd_ref, rdmaxfer_device_release);
+}
+
+static int rdmaxfer_add_one(struct ib_device *ib)
+{
+	struct rdmaxfer_device *rd;
+	int ret;
+
+	rd = kzalloc(sizeof(*rd), GFP_KERNEL);
+	if (!rd)
+		return -ENOMEM;
+	rd->rd_ib = ib;
+	rd->rd_index = ib->index;
+	kref_init(&rd->rd_ref);
+	init_completion(&rd->rd_released);
+
+	ret = xa_insert(&rdmaxfer_devices, rd->rd_index, rd, GFP_KERNEL);
+	if (ret) {
+		kfree(rd);
+		return ret;
+	}
+	ib_set_client_data(ib, &rdmaxfer_ib_client, rd);
+	pr_info("%s: device added (index %u)\n", dev_name(&ib->dev), rd->rd_index);
+	return 0;
+}
+
+static void rdmaxfer_remove_one(struct ib_device *ib, void *client_data)
+{
+	struct rdmaxfer_device *rd = client_data;
+
+	xa_erase(&rdmaxfer_devices, rd->rd_index);
+	rdmaxfer_device_put(rd);
+	wait_for_completion(&rd->rd_released);
+	pr_info("%s: device removed\n", dev_name(&ib->dev));
+	kfree(rd);
+}
+
+static struct ib_client rdmaxfer_ib_client = {
+	.name	= KBUILD_MODNAME,
+	.add	= rdmaxfer_add_one,
+	.remove	= rdmaxfer_remove_one,
+};
+
+/**
+ * rdmaxfer_device_count - number of devices rdmaxfer tracks now
+ *
+ * Context: process context.
+ * Return: the count; it may change as soon as it is returned.
+ */
+u32 rdmaxfer_device_count(void)
+{
+	struct rdmaxfer_device *rd;
+	unsigned long index;
+	u32 n = 0;
+
+	xa_for_each(&rdmaxfer_devices, index, rd)
+		n++;
+	return n;
+}
+
+/**
+ * rdmaxfer_list_devices - RDMAXFER_IOC_LIST_DEVICES
+ * @rf: the caller's file context
+ * @arg: struct rdmaxfer_list_devices, already copied in
+ *
+ * Writes at most @count indexes to the user array and sets @count to the
+ * number of devices.  The devices are walked under RCU only; a device that
+ * appears or goes away meanwhile may or may not be listed.
+ *
+ * Context: process context, may fault.
+ * Return: 0, -EINVAL for non-zero reserved bits, -EFAULT for a bad pointer.
+ */
+int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_list_devices *cmd = arg;
+	u32 __user *uidx = u64_to_user_ptr(cmd->indexes);
+	struct rdmaxfer_device *rd;
+	unsigned long index;
+	u32 n = 0;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+
+	xa_for_each(&rdmaxfer_devices, index, rd) {
+		if (n < cmd->count && put_user((u32)index, uidx + n))
+			return -EFAULT;
+		n++;
+	}
+	cmd->count = n;
+	return 0;
+}
+
+/* The uapi mirrors these ib_core values one to one. */
+static_assert(RDMAXFER_ATOMIC_GLOB == IB_ATOMIC_GLOB);
+static_assert(RDMAXFER_NODE_CA == RDMA_NODE_IB_CA);
+static_assert(RDMAXFER_NODE_RNIC == RDMA_NODE_RNIC);
+static_assert(RDMAXFER_NODE_UNSPECIFIED == RDMA_NODE_UNSPECIFIED);
+static_assert(RDMAXFER_PORT_ACTIVE_DEFER == IB_PORT_ACTIVE_DEFER);
+static_assert(RDMAXFER_LINK_LAYER_ETHERNET == IB_LINK_LAYER_ETHERNET);
+static_assert(RDMAXFER_GID_TYPE_ROCE_V2 == IB_GID_TYPE_ROCE_UDP_ENCAP);
+
+static u32 rdmaxfer_device_caps(struct ib_device *ib)
+{
+	u32 caps = 0;
+
+	if (ib->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)
+		caps |= RDMAXFER_DEVICE_CAP_FRWR;
+	if (ib->attrs.atomic_cap != IB_ATOMIC_NONE)
+		caps |= RDMAXFER_DEVICE_CAP_ATOMIC;
+	if (ib_uses_virt_dma(ib))
+		caps |= RDMAXFER_DEVICE_CAP_VIRT_DMA;
+	return caps;
+}
+
+/**
+ * rdmaxfer_query_device - RDMAXFER_IOC_QUERY_DEVICE
+ * @rf: the caller's file context
+ * @arg: struct rdmaxfer_device_info, already copied in
+ *
+ * Reports the name and the cached attributes of one device.
+ *
+ * Context: process context.
+ * Return: 0, -EINVAL for non-zero reserved bits, -ENODEV for an unknown index.
+ */
+int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_device_info *cmd = arg;
+	struct rdmaxfer_device_info out = {
+		.size = cmd->size,
+		.flags = cmd->flags,
+		.index = cmd->index,
+	};
+	const struct ib_device_attr *a;
+	struct rdmaxfer_device *rd;
+	struct ib_device *ib;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	rd = rdmaxfer_device_get(cmd->index);
+	if (!rd)
+		return -ENODEV;
+	ib = rd->rd_ib;
+	a = &ib->attrs;
+
+	out.num_ports = rdma_end_port(ib);
+	strscpy(out.name, dev_name(&ib->dev), sizeof(out.name));
+	out.node_guid = be64_to_cpu(ib->node_guid);
+	out.sys_image_guid = be64_to_cpu(a->sys_image_guid);
+	out.max_mr_size = a->max_mr_size;
+	out.page_size_cap = a->page_size_cap;
+	out.device_cap_flags = a->device_cap_flags;
+	out.vendor_id = a->vendor_id;
+	out.vendor_part_id = a->vendor_part_id;
+	out.hw_ver = a->hw_ver;
+	out.node_type = ib->node_type;
+	out.max_qp = a->max_qp;
+	out.max_qp_wr = a->max_qp_wr;
+	out.max_send_sge = a->max_send_sge;
+	out.max_recv_sge = a->max_recv_sge;
+	out.max_sge_rd = a->max_sge_rd;
+	out.max_cq = a->max_cq;
+	out.max_cqe = a->max_cqe;
+	out.max_mr = a->max_mr;
+	out.max_pd = a->max_pd;
+	out.max_qp_rd_atom = a->max_qp_rd_atom;
+	out.max_qp_init_rd_atom = a->max_qp_init_rd_atom;
+	out.max_fast_reg_page_list_len = a->max_fast_reg_page_list_len;
+	out.atomic_cap = a->atomic_cap;
+	out.caps = rdmaxfer_device_caps(ib);
+	out.num_comp_vectors = ib->num_comp_vectors;
+	rdmaxfer_device_put(rd);
+
+	*cmd = out;
+	return 0;
+}
+
+/*
+ * Copy the valid GIDs of one port to userspace, at most @cap of them, and
+ * return how many there are.  Empty table entries are skipped.
+ */
+static int rdmaxfer_copy_gids(struct ib_device *ib, u32 port, u32 tbl_len,
+			      struct rdmaxfer_gid __user *ugid, u32 cap, u32 *count)
+{
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	struct rdmaxfer_gid gid;
+	u32 i, n = 0;
+
+	for (i = 0; i < tbl_len; i++) {
+		attr = rdma_get_gid_attr(ib, port, i);
+		if (IS_ERR(attr))
+			continue;
+		if (n < cap) {
+			memset(&gid, 0, sizeof(gid));
+			memcpy(gid.raw, attr->gid.raw, sizeof(gid.raw));
+			gid.index = attr->index;
+			gid.type = attr->gid_type;
+			rcu_read_lock();
+			ndev = rdma_read_gid_attr_ndev_rcu(attr);
+			if (!IS_ERR(ndev))
+				gid.ifindex = ndev->ifindex;
+			rcu_read_unlock();
+		}
+		rdma_put_gid_attr(attr);
+		if (n < cap && copy_to_user(ugid + n, &gid, sizeof(gid)))
+			return -EFAULT;
+		n++;
+	}
+	*count = n;
+	return 0;
+}
+
+/**
+ * rdmaxfer_query_port - RDMAXFER_IOC_QUERY_PORT
+ * @rf: the caller's file context
+ * @arg: struct rdmaxfer_port_info, already copied in
+ *
+ * Queries the port attributes and copies out up to @num_gids valid GIDs.
+ *
+ * Context: process context, may sleep and fault.  Holds a device reference,
+ * so rdmaxfer_remove_one() waits for it.
+ * Return: 0, -ENODEV for an unknown index, -EINVAL for a bad port number,
+ * -EFAULT for a bad GID array, or the error of ib_query_port().
+ */
+int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_port_info *cmd = arg;
+	struct rdmaxfer_port_info out = {
+		.size = cmd->size,
+		.flags = cmd->flags,
+		.index = cmd->index,
+		.port = cmd->port,
+		.gids = cmd->gids,
+	};
+	struct rdmaxfer_device *rd;
+	struct ib_port_attr attr;
+	struct ib_device *ib;
+	int ret;
+
+	rd = rdmaxfer_device_get(cmd->index);
+	if (!rd)
+		return -ENODEV;
+	ib = rd->rd_ib;
+	if (!rdma_is_port_valid(ib, cmd->port)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	ret = ib_query_port(ib, cmd->port, &attr);
+	if (ret)
+		goto out_put;
+
+	out.state = attr.state;
+	out.phys_state = attr.phys_state;
+	out.max_mtu = max(ib_mtu_enum_to_int(attr.max_mtu), 0);
+	out.active_mtu = max(ib_mtu_enum_to_int(attr.active_mtu), 0);
+	out.link_layer = rdma_port_get_link_layer(ib, cmd->port);
+	out.gid_tbl_len = attr.gid_tbl_len;
+	out.port_cap_flags = attr.port_cap_flags;
+	out.max_msg_sz = attr.max_msg_sz;
+	out.lid = attr.lid;
+	out.active_speed = attr.active_speed;
+	out.active_width = attr.active_width;
+	ret = rdmaxfer_copy_gids(ib, cmd->port, attr.gid_tbl_len,
+				 u64_to_user_ptr(cmd->gids), cmd->num_gids,
+				 &out.num_gids);
+out_put:
+	rdmaxfer_device_put(rd);
+	if (!ret)
+		*cmd = out;
+	return ret;
+}
+
+/**
+ * rdmaxfer_device_init - start following RDMA devices
+ *
+ * Registers the ib_client; the core calls .add for every existing device
+ * before this returns.
+ *
+ * Context: process context (module init).
+ * Return: 0 or the error of ib_register_client().
+ */
+int rdmaxfer_device_init(void)
+{
+	return ib_register_client(&rdmaxfer_ib_client);
+}
+
+/**
+ * rdmaxfer_device_exit - stop following RDMA devices
+ *
+ * ib_unregister_client() calls .remove for every device and is a full
+ * fence: no client callback runs after it returns.
+ *
+ * Context: process context (module exit), no /dev/rdmaxfer file open.
+ */
+void rdmaxfer_device_exit(void)
+{
+	ib_unregister_client(&rdmaxfer_ib_client);
+	WARN_ON(!xa_empty(&rdmaxfer_devices));
+}

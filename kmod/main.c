@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - an RDMA kernel-verbs upper-layer protocol that moves buffers
+ * between hosts, driven from userspace through /dev/rdmaxfer.
+ *
+ * Design: this file only loads and unloads the module.  Load order is
+ * devices first (the ib_client replays .add for every existing RDMA device),
+ * then the character device, so the first ioctl already sees every device.
+ * Unload is the reverse.  No file can be open at unload: each open file
+ * holds a module reference, so by then every per-file object is gone and
+ * the ib_client is the last user of the devices.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "rdmaxfer.h"
+
+static int __init rdmaxfer_init(void)
+{
+	int ret;
+
+	ret = rdmaxfer_device_init();
+	if (ret)
+		return ret;
+	ret = rdmaxfer_chardev_init();
+	if (ret)
+		goto out_devices;
+	pr_info("version %s loaded (ABI %u)\n", RDMAXFER_VERSION, RDMAXFER_ABI_VERSION);
+	return 0;
+
+out_devices:
+	rdmaxfer_device_exit();
+	return ret;
+}
+
+static void __exit rdmaxfer_exit(void)
+{
+	rdmaxfer_chardev_exit();
+	rdmaxfer_device_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(rdmaxfer_init);
+module_exit(rdmaxfer_exit);
+
+MODULE_DESCRIPTION("rdmaxfer: move buffers between hosts with RDMA, driven through /dev/rdmaxfer");
+MODULE_AUTHOR("The rdmaxfer developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(RDMAXFER_VERSION);

@@ -1,0 +1,137 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# cli_info.sh - `rdmaxfer info` (human and JSON) and the CLI contract:
+# exit codes 0/1/2, one-line errors on stderr, a clear word when the module
+# is not loaded or the device node is not accessible.
+. "$(dirname "$0")/lib.sh"
+
+command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
+command -v jq >/dev/null || ktap_skip_all "jq is not installed"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; rdmaxfer_load' EXIT
+
+# run NAME CMD...: run CMD with stdout/stderr in $tmp/NAME.{out,err}; sets $rc.
+run()
+{
+	_n=$1
+	shift
+	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err"
+	rc=$?
+}
+
+# one_error_line NAME PATTERN: stderr of NAME is one line "rdmaxfer: ..." matching PATTERN.
+one_error_line()
+{
+	[ "$(wc -l <"$tmp/$1.err")" -eq 1 ] &&
+		grep -q '^rdmaxfer: ' "$tmp/$1.err" &&
+		grep -qi -- "$2" "$tmp/$1.err"
+}
+
+show()
+{
+	for _f in "$@"; do
+		ktap_diag "--- $_f:" "$(cat "$tmp/$_f")"
+	done
+}
+
+ktap_plan 10
+rdmaxfer_load || ktap_diag "cannot load the module"
+
+run human rdmaxfer info
+[ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
+	grep -q '^rdmaxfer module ' "$tmp/human.out" &&
+	grep -q '^rxe0: ' "$tmp/human.out" &&
+	grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
+	grep -q '::ffff:192.0.2.1 .*RoCEv2 *veth0' "$tmp/human.out"
+r=$?
+[ $r -eq 0 ] || show human.out human.err
+ktap_result "info_human" $r
+
+run json rdmaxfer info --json
+[ $rc -eq 0 ] && [ ! -s "$tmp/json.err" ] && jq -e -s 'length == 1' "$tmp/json.out" >/dev/null
+r=$?
+[ $r -eq 0 ] || show json.out json.err
+ktap_result "info_json_parses" $r
+
+jq -e '
+	.module.abi_version == 1 and (.module.version | length > 0) and
+	(.module.features | index("device_query")) and
+	any(.devices[]; .name == "rxe0" and (.caps | index("frwr")) and
+	    .max_fast_reg_page_list_len > 0 and .max_qp_wr > 0 and
+	    .ports[0].state == "ACTIVE" and .ports[0].link_layer == "Ethernet" and
+	    any(.ports[0].gids[]; .gid == "::ffff:192.0.2.1" and .type == "RoCEv2" and .netdev == "veth0") and
+	    any(.ports[0].gids[]; .gid == "2001:db8::1"))' "$tmp/json.out" >/dev/null
+r=$?
+[ $r -eq 0 ] || show json.out
+ktap_result "info_json_content" $r
+
+# human and JSON output describe the same devices
+n_json=$(jq '.devices | length' "$tmp/json.out")
+n_human=$(sed -n 's/^rdmaxfer module .*, \([0-9]*\) RDMA device.*/\1/p' "$tmp/human.out")
+[ -n "$n_json" ] && [ "$n_json" = "$n_human" ] &&
+	[ "$(jq -r '[.devices[].name] | join(" ")' "$tmp/json.out")" = \
+	  "$(sed -n 's/^\([^ ]*\): index .*/\1/p' "$tmp/human.out" | tr '\n' ' ' | sed 's/ $//')" ]
+r=$?
+[ $r -eq 0 ] || ktap_diag "json says $n_json devices, human output $n_human"
+ktap_result "human_and_json_agree" $r
+
+run version rdmaxfer --version
+[ $rc -eq 0 ] && grep -q "^module $(cat /sys/module/rdmaxfer/version) (ABI 1)" "$tmp/version.out"
+r=$?
+[ $r -eq 0 ] || show version.out version.err
+ktap_result "version" $r
+
+run help rdmaxfer --help
+r1=$rc
+run info_help rdmaxfer info --help
+[ $r1 -eq 0 ] && [ $rc -eq 0 ] && grep -q '^  info ' "$tmp/help.out" &&
+	grep -q '^usage: rdmaxfer info' "$tmp/info_help.out"
+ktap_result "help" $?
+
+r=0
+for args in "bogus" "info --bogus" "info extra" "--bogus"; do
+	# shellcheck disable=SC2086 # split on purpose
+	run usage rdmaxfer $args
+	if [ $rc -ne 2 ] || ! one_error_line usage '.'; then
+		ktap_diag "'rdmaxfer $args' exited $rc"
+		show usage.err
+		r=1
+	fi
+done
+run noargs rdmaxfer
+[ $rc -eq 2 ] || { ktap_diag "'rdmaxfer' without a command exited $rc"; r=1; }
+ktap_result "usage_errors_exit_2" $r
+
+# stdout that cannot be written is a failure, not a silent success
+rdmaxfer info --json >/dev/full 2>"$tmp/full.err"
+rc=$?
+[ $rc -eq 1 ] && one_error_line full 'writ'
+r=$?
+[ $r -eq 0 ] || { ktap_diag "exit $rc"; show full.err; }
+ktap_result "write_error_exit_1" $r
+
+if command -v su >/dev/null && id nobody >/dev/null 2>&1; then
+	run unpriv su -s /bin/sh nobody -c "rdmaxfer info"
+	[ $rc -eq 1 ] && one_error_line unpriv 'permission denied'
+	r=$?
+	[ $r -eq 0 ] || { ktap_diag "exit $rc"; show unpriv.out unpriv.err; }
+	ktap_result "unprivileged_user_told_why" $r
+else
+	ktap_skip "unprivileged_user_told_why" "no su or no user nobody"
+fi
+
+if rdmaxfer_unload; then
+	run unloaded rdmaxfer info
+	[ $rc -eq 1 ] && one_error_line unloaded 'not loaded'
+	r=$?
+	[ $r -eq 0 ] || { ktap_diag "exit $rc"; show unloaded.out unloaded.err; }
+	rdmaxfer_load
+else
+	ktap_diag "rmmod rdmaxfer failed"
+	r=1
+fi
+ktap_result "module_not_loaded_told_why" $r
+
+ktap_finish

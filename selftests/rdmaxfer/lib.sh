@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# KTAP helpers for the rdmaxfer shell selftests (POSIX sh: the guest runs
+# busybox ash).  Debian 6.1's selftests have no ktap_helpers.sh, so these are
+# our own.  Usage:
+#
+#	. "$(dirname "$0")/lib.sh"
+#	ktap_plan 3
+#	ktap_check "name" command args...	# ok if the command succeeds
+#	ktap_result "name" $?			# ok if the status is 0
+#	ktap_skip "name" "why"
+#	ktap_finish				# exits 0, 1 (a failure) or 4 (all skipped)
+#
+# Diagnostics go to stdout as "# ..." lines so they stay with the result.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+ktap_num=0
+ktap_passed=0
+ktap_failed=0
+ktap_skipped=0
+
+ktap_plan()
+{
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+ktap_diag()
+{
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+# ktap_result NAME STATUS: record a result from an exit status.
+ktap_result()
+{
+	ktap_num=$((ktap_num + 1))
+	if [ "$2" -eq 0 ]; then
+		ktap_passed=$((ktap_passed + 1))
+		echo "ok $ktap_num $1"
+	else
+		ktap_failed=$((ktap_failed + 1))
+		echo "not ok $ktap_num $1"
+	fi
+}
+
+# ktap_check NAME CMD...: run CMD, show its output on failure.
+ktap_check()
+{
+	_name=$1
+	shift
+	_out=$("$@" 2>&1)
+	_rc=$?
+	[ $_rc -eq 0 ] || ktap_diag "$_name: '$*' exited $_rc" "$_out"
+	ktap_result "$_name" $_rc
+}
+
+ktap_skip()
+{
+	ktap_num=$((ktap_num + 1))
+	ktap_skipped=$((ktap_skipped + 1))
+	echo "ok $ktap_num $1 # SKIP $2"
+}
+
+ktap_finish()
+{
+	echo "# Totals: pass:$ktap_passed fail:$ktap_failed skip:$ktap_skipped"
+	[ $ktap_failed -eq 0 ] || exit $KSFT_FAIL
+	[ $ktap_passed -eq 0 ] && [ $ktap_skipped -gt 0 ] && exit $KSFT_SKIP
+	exit $KSFT_PASS
+}
+
+# Skip the whole script (plan 0) with a reason.
+ktap_skip_all()
+{
+	echo "TAP version 13"
+	echo "1..0 # SKIP $1"
+	exit $KSFT_SKIP
+}
+
+# --- rdmaxfer helpers ---------------------------------------------------
+
+SELFTEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# The module: RDMAXFER_KO, else next to the selftests (the rig's layout),
+# else whatever modprobe finds.
+RDMAXFER_KO=${RDMAXFER_KO:-$SELFTEST_DIR/../rdmaxfer.ko}
+
+rdmaxfer_loaded()
+{
+	[ -d /sys/module/rdmaxfer ]
+}
+
+rdmaxfer_load()
+{
+	rdmaxfer_loaded && return 0
+	if [ -f "$RDMAXFER_KO" ]; then
+		insmod "$RDMAXFER_KO"
+	else
+		modprobe rdmaxfer
+	fi
+}
+
+rdmaxfer_unload()
+{
+	rdmaxfer_loaded || return 0
+	rmmod rdmaxfer
+}
+
+# Wait up to $2 seconds (default 5) for a condition command $1 to succeed.
+wait_for()
+{
+	_i=0
+	while ! eval "$1" >/dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -gt $((${2:-5} * 10)) ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+# Is the RDMA device $1 in `rdmaxfer info --json`?
+rdmaxfer_lists()
+{
+	rdmaxfer info --json | jq -e --arg n "$1" 'any(.devices[]; .name == $n)' >/dev/null
+}
