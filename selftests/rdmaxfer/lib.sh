@@ -121,6 +121,18 @@ wait_for()
 	return 0
 }
 
+# Does the RDMA link (device) $1 exist?  (`rdma link show DEV` wants DEV/PORT)
+rdma_link_exists()
+{
+	rdma link show 2>/dev/null | grep -q "^link $1/"
+}
+
+# The netdev under RDMA link $1.
+rdma_link_netdev()
+{
+	rdma link show 2>/dev/null | sed -n "s|^link $1/.* netdev \([^ ]*\).*|\1|p"
+}
+
 # Is the RDMA device $1 in `rdmaxfer info --json`?
 rdmaxfer_lists()
 {

@@ -51,7 +51,7 @@ done
 ktap_result "unload_load_x20" $r
 
 # devices that exist before the load are listed right away (ib_client replay)
-if command -v rdmaxfer >/dev/null && command -v jq >/dev/null && rdma link show rxe0 >/dev/null 2>&1; then
+if command -v rdmaxfer >/dev/null && command -v jq >/dev/null && rdma_link_exists rxe0; then
 	ktap_check "devices_replayed_at_load" rdmaxfer_lists rxe0
 else
 	ktap_skip "devices_replayed_at_load" "needs rxe0, the CLI and jq"

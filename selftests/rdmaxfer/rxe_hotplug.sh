@@ -14,15 +14,15 @@ command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
 if ! command -v rdmaxfer >/dev/null || ! command -v jq >/dev/null; then
 	ktap_skip_all "needs the rdmaxfer CLI and jq"
 fi
-rdma link show rxe0 >/dev/null 2>&1 || ktap_skip_all "no rxe0 (rdma link add rxe0 type rxe netdev veth0)"
+rdma_link_exists rxe0 || ktap_skip_all "no rxe0 (rdma link add rxe0 type rxe netdev veth0)"
 
-netdev=$(rdma link show rxe0 | sed -n 's/.*netdev \([^ ]*\).*/\1/p')
+netdev=$(rdma_link_netdev rxe0)
 restore()
 {
 	exec 3>&- 2>/dev/null
 	rdma link delete rxe1 2>/dev/null
 	modprobe rdma_rxe 2>/dev/null
-	rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev "$netdev"
+	rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
 	rdmaxfer_load
 }
 trap restore EXIT

@@ -1,0 +1,613 @@
+#!/usr/bin/env bash
+# rig.sh - QEMU test rig for rdmaxfer.
+#
+# Boots Debian's own kernel (the ABI we build rdmaxfer.ko against) under QEMU/TCG
+# with a busybox initramfs that has Soft-RoCE (rdma_rxe on a veth pair), the
+# rdma/verbs tools and perftest, copies the stage into the guest, runs something
+# there and brings the result back over a second serial port.
+#
+#   rig.sh setup              install host packages (root) + cache the guest kernel
+#   rig.sh abi | kdir         print 6.1.0-NN-amd64 | /usr/src/linux-headers-6.1.0-NN-amd64
+#   rig.sh check [--timeout S]  run the selftests; last line "N passed, N failed, N skipped"
+#   rig.sh demo               run the stage's demo.sh (or guest/demo.sh)
+#   rig.sh run [--] CMD...    run CMD in the guest (bash), print output, exit with its status
+#                             (one argument = a shell command line; several = an argv)
+#   rig.sh shell              interactive guest console (Ctrl-A x kills QEMU)
+#
+# Layout
+#   tools/vm/rig.sh              this script (host side)
+#   tools/vm/guest/init          guest PID 1: mounts, modules, veth0/veth1 + rxe0, insmod, mode
+#   tools/vm/guest/runtests.sh   guest: kselftest-list.txt -> KTAP (check mode)
+#   tools/vm/guest/demo.sh       default demo
+#   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
+#                                          boot/vmlinux-<krel> extracted from it: QEMU boots it
+#                                          through its PVH entry, which skips ~2.5 s of TCG
+#                                          decompression per boot (else: boot/vmlinuz-<krel>)
+#   $RDMAXFER_CACHE/abi                    apt-cache's answer, until apt's lists change
+#   $RDMAXFER_CACHE/initramfs/<krel>/      base.cpio.gz: busybox, host tools + libs, modules
+#                                          (rebuilt when any input or the build code changes)
+#   build/vm/run-*/                        one per boot: console.log, results.ktap (ttyS1),
+#                                          payload.cpio.gz; build/vm/last -> newest
+#   The initrd is base.cpio.gz + payload.cpio.gz (stage at /opt/rdmaxfer, guest scripts,
+#   /etc/rig.conf); the kernel unpacks concatenated archives in order.
+#
+# Guest: Debian's kernel, TCG, -cpu qemu64, no NIC. rxe0 (Soft-RoCE) on veth0 192.0.2.1/24
+# 2001:db8::1/64, peer veth1 192.0.2.2/24 2001:db8::2/64 (mtu 9000), rdmaxfer.ko loaded,
+# /opt/rdmaxfer/bin on PATH, /bin/sh = dash, bash, busybox, iproute2, kmod, perftest, jq.
+# ttyS0 = console (build/vm/last/console.log), ttyS1 = results (results.ktap).
+#
+# Environment
+#   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
+#   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
+#   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
+#   RIG_VERBOSE=1   show the guest console live (on stderr)
+#
+# Two guests (not implemented yet): build one payload per guest (RIG_NET=pair, RIG_IDX=0/1
+# in rig.conf), and call boot_guest twice with extra args
+#   -netdev socket,id=n0,listen=127.0.0.1:PORT | connect=127.0.0.1:PORT
+#   -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:5<idx>
+# guest/init already keeps network setup in one place (setup_net) for that.
+set -euo pipefail
+
+RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$RIG_DIR/../.." && pwd)
+STAGE=${RDMAXFER_STAGE:-$REPO/build/stage}
+CACHE=${RDMAXFER_CACHE:-$HOME/.cache/rdmaxfer}
+VMDIR=$REPO/build/vm
+RIG_MEM=${RIG_MEM:-3072}
+RIG_SMP=${RIG_SMP:-2}
+RIG_TIMEOUT=${RIG_TIMEOUT:-1200}
+RIG_APPEND=${RIG_APPEND:-}
+RIG_VERBOSE=${RIG_VERBOSE:-0}
+export PATH=$PATH:/usr/sbin:/sbin   # ip, depmod, modprobe for non-root users
+export LC_ALL=C
+
+# Packages needed to boot guests / to build and check the module on the host.
+RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
+              rdmacm-utils perftest jq xz-utils)
+DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1)   # + linux-headers-<abi>-amd64
+# Kernel modules (with their dependencies) put into the initramfs.
+GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy
+               virtio_net virtio_pci configfs)
+# Host programs copied into the initramfs (with their shared libraries).
+GUEST_BINS=(bash dash timeout ip rdma kmod jq ibv_devices ibv_devinfo
+            ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
+            ib_atomic_bw ib_atomic_lat)
+GUEST_BINS_OPTIONAL=(rping udaddy ucmatose rdma_server rdma_client ibv_rc_pingpong
+                     ibv_ud_pingpong ibv_srq_pingpong strace)
+KMOD_LINKS=(modprobe insmod rmmod lsmod modinfo depmod)
+
+say() { echo "rig: $*" >&2; }
+die() { echo "rig: error: $*" >&2; exit 2; }
+# awk: make console text safe for a terminal (CR, and escapes like SeaBIOS's ESC c reset)
+AWK_CLEAN='sub(/\r$/, ""); gsub(/\033\[[0-9;?]*[A-Za-z]/, ""); gsub(/\033./, "")'
+
+# ---------------------------------------------------------------- kernel ABI
+
+# 6.1.0-NN from apt (what linux-image-amd64 depends on), else newest installed headers.
+abi_from_apt() {
+    apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -n 's/^ *|\{0,1\}Depends: linux-image-\([0-9][0-9.]*-[0-9][0-9]*\)-amd64$/\1/p' |
+        head -n1 || true
+}
+abi_from_headers() {
+    local d
+    d=$(printf '%s\n' /usr/src/linux-headers-*-amd64 | grep -v '\*' | sort -V | tail -n1 || true)
+    d=${d#/usr/src/linux-headers-}
+    echo "${d%-amd64}"
+}
+# apt-cache is slow where apt keeps no pkgcache.bin (0.7 s here): remember its answer
+# until apt's index files change (apt-get update).
+abi_from_apt_cached() {
+    local f=$CACHE/abi key
+    key=$(stat -c '%n %Y %s' /var/lib/apt/lists/*Packages* 2>/dev/null | cksum)
+    if [[ -r $f && $(head -n1 "$f") == "$key" ]]; then sed -n 2p "$f"; return; fi
+    local a
+    a=$(abi_from_apt)
+    [[ -n $a ]] && { mkdir -p "$CACHE" && printf '%s\n%s\n' "$key" "$a" >"$f"; } 2>/dev/null
+    echo "$a"
+}
+resolve_abi() {   # sets ABI (6.1.0-NN) and KREL (6.1.0-NN-amd64)
+    ABI=$(abi_from_apt_cached)
+    [[ -n $ABI ]] || ABI=$(abi_from_headers)
+    [[ -n $ABI ]] || return 1
+    KREL=$ABI-amd64
+}
+
+# ---------------------------------------------------------------- setup
+
+APT_UPDATED=0
+apt_update_once() {
+    ((APT_UPDATED)) && return 0
+    say "apt-get update"
+    apt-get update -qq >&2
+    APT_UPDATED=1
+}
+
+missing_pkgs() {   # print the packages of "$@" that are not installed
+    local installed
+    installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null |
+                awk '$2 == "installed" { print $1 }' || true)
+    local p
+    for p in "$@"; do grep -qxF "$p" <<<"$installed" || echo "$p"; done
+}
+
+ensure_pkgs() {
+    local missing
+    mapfile -t missing < <(missing_pkgs "$@")
+    ((${#missing[@]})) || return 0
+    if ((EUID != 0)); then
+        die "missing packages: ${missing[*]}
+  run as root:  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}
+  (or: sudo $0 setup)"
+    fi
+    apt_update_once
+    say "installing: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# Resolve the ABI for setup: refresh apt's lists once if apt cannot tell.
+setup_abi() {
+    ABI=$(abi_from_apt_cached)
+    if [[ -z $ABI ]] && ((EUID == 0)); then apt_update_once; ABI=$(abi_from_apt_cached); fi
+    [[ -n $ABI ]] || ABI=$(abi_from_headers)
+    [[ -n $ABI ]] || die "cannot resolve the kernel ABI (apt-cache depends linux-image-amd64); run: apt-get update"
+    KREL=$ABI-amd64
+}
+
+# Guest kernel: linux-image-<abi>-amd64-unsigned unpacked into $CACHE/kernel/<abi>.
+kernel_dir() { echo "$CACHE/kernel/$ABI"; }
+fetch_kernel() {
+    local dir pkg=linux-image-$KREL-unsigned
+    dir=$(kernel_dir)
+    [[ -e $dir/.complete ]] && return 0
+    mkdir -p "$dir"
+    if ! compgen -G "$dir/${pkg}_*.deb" >/dev/null; then
+        say "downloading $pkg"
+        local opt=()
+        ((EUID == 0)) && opt=(-o APT::Sandbox::User=root)   # root: no _apt sandbox warning
+        if ! (cd "$dir" && apt-get download -qq "${opt[@]}" "$pkg" >&2); then
+            ((EUID == 0)) || die "cannot download $pkg (run as root: $0 setup)"
+            apt_update_once
+            (cd "$dir" && apt-get download -qq "${opt[@]}" "$pkg" >&2) || die "cannot download $pkg"
+        fi
+    fi
+    say "unpacking $pkg"
+    dpkg -x "$dir"/"${pkg}"_*.deb "$dir"
+    depmod -b "$dir" "$KREL"
+    [[ -e $dir/boot/vmlinuz-$KREL ]] || die "$pkg has no boot/vmlinuz-$KREL"
+    touch "$dir/.complete"
+}
+
+# The bzImage's boot stub takes ~2.5 s to unpack the kernel under TCG. Debian kernels have
+# a PVH entry, so QEMU can boot the uncompressed vmlinux directly: extract it once (xz).
+extract_vmlinux() {
+    local dir z out off
+    dir=$(kernel_dir)
+    z=$dir/boot/vmlinuz-$KREL out=$dir/boot/vmlinux-$KREL
+    [[ -e $out || -e $dir/.no-vmlinux ]] && return 0
+    off=$(grep -obUaP '\xfd7zXZ\x00' "$z" | head -n1 | cut -d: -f1 || true)
+    # (xz stops after the stream: feed it without a pipe, whose writer would die of SIGPIPE)
+    if [[ -n $off ]] && xz -dcq --single-stream < <(tail -c +$((off + 1)) "$z") >"$out.tmp" 2>/dev/null &&
+        grep -qaP '\x04\x00\x00\x00[\x04\x08]\x00\x00\x00\x12\x00\x00\x00Xen\x00' "$out.tmp"; then
+        mv "$out.tmp" "$out"   # has the XEN_ELFNOTE_PHYS32_ENTRY note
+    else
+        rm -f "$out.tmp"; touch "$dir/.no-vmlinux"
+    fi
+}
+guest_kernel() {
+    local b
+    b=$(kernel_dir)/boot
+    if [[ -e $b/vmlinux-$KREL ]]; then echo "$b/vmlinux-$KREL"; else echo "$b/vmlinuz-$KREL"; fi
+}
+
+lock_cache() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock"; flock 9; }
+
+cmd_setup() {
+    lock_cache
+    setup_abi
+    ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}" "linux-headers-$KREL"
+    fetch_kernel
+    extract_vmlinux
+    build_base
+}
+
+# What booting needs: runtime packages, the cached kernel and the base initramfs.
+prepare() {
+    lock_cache
+    ensure_pkgs "${RUNTIME_PKGS[@]}"
+    resolve_abi || setup_abi
+    fetch_kernel
+    extract_vmlinux
+    build_base
+    exec 9>&-
+}
+
+# ---------------------------------------------------------------- base initramfs
+
+# Canonical path (directories resolved, so /lib/x -> /usr/lib/x on usrmerged hosts).
+declare -A CANON_DIR=()
+canon() {
+    local d=${1%/*}
+    [[ -n ${CANON_DIR[$d]:-} ]] || CANON_DIR[$d]=$(readlink -f "$d")
+    echo "${CANON_DIR[$d]}/${1##*/}"
+}
+
+# Shared libraries of an ELF file (ldd closure incl. the dynamic loader), one per line.
+ldd_libs() {
+    ldd "$1" 2>/dev/null | awk -v f="$1" '
+        $2 == "=>" && $3 ~ /^\// { print $3; next }
+        $2 == "=>" && $3 == "not" { print "rig: warning: " f ": " $1 " not found" > "/dev/stderr"; next }
+        $1 ~ /^\// { print $1 }' || true
+}
+
+# "DEST SRC" for an ELF file and its libraries.
+elf_manifest() {
+    local lib
+    echo "$(canon "$1") $1"
+    for lib in $(ldd_libs "$1"); do echo "$(canon "$lib") $lib"; done
+}
+
+# Every file of the base initramfs as "DEST SRC" (sorted, unique).
+base_manifest() {
+    local kdir b p m rel
+    kdir=$(kernel_dir)
+    {
+        for b in "${GUEST_BINS[@]}"; do
+            p=$(command -v "$b") || die "$b not found on the host (run: $0 setup)"
+            elf_manifest "$p"
+        done
+        for b in "${GUEST_BINS_OPTIONAL[@]}"; do
+            if p=$(command -v "$b"); then elf_manifest "$p"; fi
+        done
+        for p in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so \
+                 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+            [[ -e $p ]] || die "$p missing (run: $0 setup)"
+            elf_manifest "$p"
+        done
+        echo "/etc/libibverbs.d/rxe.driver /etc/libibverbs.d/rxe.driver"
+        for p in /lib/terminfo/{d/dumb,l/linux,v/vt100,v/vt220,x/xterm,x/xterm-256color,s/screen}; do
+            [[ -e $p ]] && echo "$(canon "$p") $p"
+        done
+        # Modules: the dependency closure, as modprobe computes it on the cached tree.
+        # Copied as they are (.ko here; .ko.xz/.ko.zst work too, depmod and kmod read them).
+        for m in "${GUEST_MODULES[@]}"; do
+            modprobe -d "$kdir" -S "$KREL" --show-depends "$m" |
+                awk '$1 == "insmod" { print $2 }' | grep . ||
+                die "module $m not found in $kdir"
+        done | sort -u | while read -r p; do
+            rel=${p#"$kdir"/lib/modules/"$KREL"/}
+            echo "/usr/lib/modules/$KREL/$rel $p"
+        done
+        for m in modules.order modules.builtin modules.builtin.modinfo; do
+            echo "/usr/lib/modules/$KREL/$m $kdir/lib/modules/$KREL/$m"
+        done
+    } | sort -u
+}
+
+# A newc cpio entry (no data); used for /dev/console, which the kernel opens for /init's
+# stdio before /init runs; a real node would need root to create (mknod).
+newc_entry() {   # NAME MODE RDEVMAJOR RDEVMINOR
+    local ns=$((${#1} + 1))
+    printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
+        0 "$2" 0 0 1 0 0 0 0 "$3" "$4" "$ns" 0
+    printf '%s\0' "$1"
+    head -c $(((4 - (110 + ns) % 4) % 4)) /dev/zero
+}
+
+# (Re)build $CACHE/initramfs/<krel>/base.cpio.gz if its inputs changed. The key covers the
+# file list, each source's size and mtime, the kernel release and this build code itself.
+build_base() {
+    local dir manifest key root dest src b n t0
+    dir=$CACHE/initramfs/$KREL
+    BASE=$dir/base.cpio.gz
+    mkdir -p "$dir"
+    manifest=$(base_manifest)
+    key=$( {
+        echo "$KREL"
+        declare -f base_manifest build_base newc_entry elf_manifest ldd_libs canon
+        echo "$manifest"
+        awk '{ print $2 }' <<<"$manifest" | xargs stat -L -c '%n %s %Y'
+        stat -L -c '%n %s %Y' /usr/bin/busybox
+    } | sha256sum | cut -c1-64)
+    if [[ -e $BASE && $(cat "$dir/base.key" 2>/dev/null) == "$key" ]]; then return 0; fi
+
+    t0=$(date +%s.%N)
+    say "building base initramfs for $KREL"
+    root=$(mktemp -d "$dir/root.XXXXXX")
+    # usrmerged skeleton, like the host
+    mkdir -p "$root"/usr/{bin,sbin,lib,lib64} "$root"/{dev,proc,sys,tmp,run,root,etc,opt,mnt,var/tmp}
+    for n in bin sbin lib lib64; do ln -s "usr/$n" "$root/$n"; done
+    ln -s /run "$root/var/run"
+    # busybox with all applets ...
+    cp /usr/bin/busybox "$root/usr/bin/busybox"
+    for n in $(busybox --list-full); do
+        [[ -e $root/$n || -L $root/$n ]] || ln -s /usr/bin/busybox "$root/$n"
+    done
+    # ... then host files, which replace applets of the same name
+    while read -r dest src; do
+        case $dest in
+        /usr/bin/* | /usr/sbin/*) rm -f "$root/usr/bin/${dest##*/}" "$root/usr/sbin/${dest##*/}" ;;
+        esac
+        mkdir -p "$root${dest%/*}"
+        cp -L "$src" "$root$dest"
+    done <<<"$manifest"
+    for n in "${KMOD_LINKS[@]}"; do
+        rm -f "$root/usr/bin/$n" "$root/usr/sbin/$n"
+        ln -s ../bin/kmod "$root/usr/sbin/$n"
+    done
+    rm -f "$root/usr/bin/sh"
+    ln -s dash "$root/usr/bin/sh"   # /bin/sh is dash as on Debian (busybox sh runs its own ip)
+    printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+    printf '127.0.0.1 localhost\n::1 localhost\n192.0.2.1 veth0\n192.0.2.2 veth1\n' >"$root/etc/hosts"
+    depmod -b "$root" "$KREL"
+    (
+        cd "$root"
+        find . -mindepth 1 -printf '%P\n' | sort | cpio -o -H newc -R 0:0 --quiet
+        newc_entry dev/console $((8#20600)) 5 1
+        newc_entry 'TRAILER!!!' 0 0 0
+    ) | gzip -6 >"$BASE.tmp"
+    mv "$BASE.tmp" "$BASE"
+    awk '{ print $1 }' <<<"$manifest" >"$dir/base.files"
+    echo "$key" >"$dir/base.key"
+    rm -rf "$root"
+    say "base initramfs: $(du -h "$BASE" | cut -f1) in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f') s"
+}
+
+# ---------------------------------------------------------------- per-run payload
+
+is_elf64() { [[ $(head -c5 "$1" | od -An -tx1 | tr -d ' \n') == 7f454c4602 ]]; }
+
+# Payload: guest scripts, the stage at /opt/rdmaxfer (+ libraries its ELF files need that
+# the base lacks; static and 32-bit ELF files are left alone), /etc/rig.conf.
+# Usage: build_payload RUNDIR MODE [CMD...]
+build_payload() {
+    local run=$1 mode=$2 root f lib dest
+    shift 2
+    root=$run/payload
+    mkdir -p "$root/etc" "$root/usr/lib/rig" "$root/opt"
+    install -m 755 "$RIG_DIR/guest/init" "$root/init"
+    install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" "$root/usr/lib/rig/"
+    if [[ -d $STAGE ]]; then
+        cp -a "$STAGE/." "$root/opt/rdmaxfer/"
+        while IFS= read -r -d '' f; do
+            is_elf64 "$f" || continue
+            for lib in $(ldd_libs "$f"); do
+                dest=$(canon "$lib")
+                grep -qxF "$dest" "$CACHE/initramfs/$KREL/base.files" && continue
+                [[ -e $root$dest ]] && continue
+                mkdir -p "$root${dest%/*}"
+                cp -L "$lib" "$root$dest"
+            done
+        done < <(find "$root/opt/rdmaxfer/bin" "$root/opt/rdmaxfer/selftests" -type f -print0 2>/dev/null)
+    fi
+    local term=${TERM:-vt100} rows=0 cols=0
+    [[ $term =~ ^[A-Za-z0-9._+-]+$ ]] || term=vt100
+    if [[ $mode == shell && -t 0 ]]; then read -r rows cols < <(stty size 2>/dev/null || echo 0 0); fi
+    {
+        echo "RIG_MODE=$mode"
+        echo "RIG_KREL=$KREL"
+        echo "RIG_NET=veth"   # two-guest mode would set RIG_NET=pair RIG_IDX=0|1
+        echo "RIG_IDX=0"
+        echo "RIG_TERM=$term"
+        echo "RIG_ROWS=$rows"
+        echo "RIG_COLS=$cols"
+    } >"$root/etc/rig.conf"
+    if [[ $mode == run ]]; then
+        if (($# == 1)); then
+            printf '%s\n' "$1" >"$root/etc/rig.cmd"
+        else
+            local a q=""
+            for a in "$@"; do q+="'${a//\'/\'\\\'\'}' "; done
+            printf '%s\n' "$q" >"$root/etc/rig.cmd"
+        fi
+    fi
+    (cd "$root" && find . -mindepth 1 -printf '%P\n' | sort | cpio -o -H newc -R 0:0 --quiet) |
+        gzip -1 >"$run/payload.cpio.gz"
+    rm -rf "$root"
+}
+
+# ---------------------------------------------------------------- boot
+
+new_run_dir() {   # prints build/vm/run-<time>-<pid>; keeps the 5 newest + any still running
+    local run old runs
+    mkdir -p "$VMDIR"
+    run=$VMDIR/run-$(date +%Y%m%d-%H%M%S)-$$
+    mkdir "$run"
+    ln -sfn "${run##*/}" "$VMDIR/last"
+    runs=("$VMDIR"/run-*)
+    ((${#runs[@]} > 5)) || { echo "$run"; return; }
+    for old in "${runs[@]:0:${#runs[@]}-5}"; do
+        kill -0 "${old##*-}" 2>/dev/null || rm -rf "$old"
+    done
+    echo "$run"
+}
+
+# Follow a file while the guest runs (prints through an awk filter).
+follow() {   # FILE PID AWK-PROGRAM
+    tail -n +1 -s 0.2 -F --pid="$2" "$1" 2>/dev/null | awk "$3" &
+    FOLLOWERS+=("$!")
+}
+
+# boot_guest RUNDIR MODE [extra qemu args...]: boots, waits; sets GUEST_RC (124 = timeout).
+# Console -> RUNDIR/console.log (ttyS0), results -> RUNDIR/results.ktap (ttyS1).
+boot_guest() {
+    local run=$1 mode=$2 t0 qpid
+    shift 2
+    cat "$BASE" "$run/payload.cpio.gz" >"$run/initrd.img"
+    : >"$run/console.log"
+    : >"$run/results.ktap"
+    # -cpu qemu64: rxe's CRC (crc32-generic) runs ~2x faster under TCG than with -cpu max.
+    # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
+    # whose first output is ESC c (a terminal reset) on the student's terminal.
+    local qemu=(qemu-system-x86_64 -accel tcg -cpu qemu64 -m "$RIG_MEM" -smp "$RIG_SMP"
+        -display none -vga none -no-reboot -nic none
+        -kernel "$(guest_kernel)" -initrd "$run/initrd.img"
+        -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
+    local results=(-chardev "file,id=res,path=$run/results.ktap" -serial chardev:res)
+    t0=$(date +%s.%N)
+    GUEST_RC=0
+    if [[ $mode == shell ]]; then
+        say "guest shell (exit or Ctrl-D powers off; Ctrl-A x kills QEMU)"
+        "${qemu[@]}" "$@" -chardev "stdio,id=con,mux=on,signal=off,logfile=$run/console.log" \
+            -serial chardev:con -mon chardev=con,mode=readline "${results[@]}" || GUEST_RC=$?
+    else
+        FOLLOWERS=()
+        timeout -k 10 "$TIMEOUT" "${qemu[@]}" "$@" -monitor none \
+            -chardev "file,id=con,path=$run/console.log" -serial chardev:con "${results[@]}" \
+            </dev/null >"$run/qemu.log" 2>&1 &
+        qpid=$!
+        trap 'kill "$qpid" 2>/dev/null || true' INT TERM
+        ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "{ $AWK_CLEAN"'; print > "/dev/stderr"; fflush("/dev/stderr") }'
+        # shellcheck disable=SC2016  # awk programs
+        case $mode in
+        check) follow "$run/results.ktap" "$qpid" \
+            '/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "rig: [%d/%d] %s\n", ++i, n, $NF > "/dev/stderr"; fflush("/dev/stderr") }' ;;
+        *) follow "$run/results.ktap" "$qpid" \
+            '{ sub(/\r$/, "") } /^# rig: (exit|done)/ { next } /^# rig: / { print "rig: guest:" substr($0, 7) > "/dev/stderr"; fflush("/dev/stderr"); next } { print; fflush() }' ;;
+        esac
+        wait "$qpid" || GUEST_RC=$?
+        trap - INT TERM
+        wait "${FOLLOWERS[@]}" 2>/dev/null || true
+    fi
+    rm -f "$run/initrd.img"
+    ELAPSED=$(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')
+    say "guest ran ${ELAPSED} s (logs: ${run#"$REPO"/})"
+}
+
+# Why the guest did not finish (empty if it did).
+unfinished() {
+    local run=$1
+    grep -q '^# rig: done' "$run/results.ktap" && return 0
+    if ((GUEST_RC == 124 || GUEST_RC == 137)); then
+        echo "guest timed out after $TIMEOUT s"
+    else
+        echo "guest stopped without finishing (qemu exit $GUEST_RC)"
+    fi
+}
+
+# ---------------------------------------------------------------- results (check)
+
+# KTAP from the guest -> leaf results, diagnostics of failures, kernel problems, and as the
+# very last line "N passed, N failed, N skipped". Exit status 0 iff nothing failed.
+# Counting: a top-level test with nested subtests counts each nested ok/not ok (# SKIP =
+# skipped); without, the top-level line counts; a top-level "not ok" with no failing subtest
+# (crash, timeout) adds one failure; "# rig: error:" lines and a missing end marker add one.
+parse_results() {   # RESULTS CONSOLE WHY
+    awk -v console="$2" -v why="$3" '
+    function kind(l) { return l ~ /#[ \t]*[Ss][Kk][Ii][Pp]/ ? "skip" : (l ~ /^not ok/ ? "fail" : "pass") }
+    function count(k) { if (k == "pass") pass++; else if (k == "fail") fail++; else skip++ }
+    function failed_block(name, text) { diag = diag "---- " name " ----\n" text }
+    { sub(/\r$/, "") }
+    /^# rig: done/ { done = 1; next }
+    /^# rig: error: / { print "not ok - rig: " substr($0, 15); fail++; next }
+    /^# rig: / { print; next }
+    /^# selftests: / { cur = $NF; block = ""; nsub = 0; nfail = 0; next }
+    cur != "" && /^  / {
+        block = block $0 "\n"; l = substr($0, 3)
+        if (l ~ /^(not )?ok /) {
+            k = kind(l); count(k); nsub++; if (k == "fail") nfail++
+            print "  " cur ": " l
+        }
+        next
+    }
+    cur != "" && /^(not )?ok [0-9]+ / {
+        k = kind($0)
+        if (nsub == 0) { count(k); print }
+        else { print; if (k == "fail" && nfail == 0) fail++ }
+        if (k == "fail" || nfail) failed_block(cur, block)
+        cur = ""; next
+    }
+    END {
+        if (cur != "") { print "not ok - " cur " (no result: the guest stopped during it)"; failed_block(cur, block) }
+        if (diag != "") printf "\n==== diagnostics of failing tests ====\n%s", diag
+        # kernel problems, from the dmesg the guest dumps at the end (else the live console)
+        while ((getline l < console) > 0) {
+            sub(/\r$/, "", l); gsub(/\033\[[0-9;?]*[A-Za-z]/, "", l); gsub(/\033./, "", l)
+            if (l ~ /^==== rig: dmesg ====/) { indump = 1; nk = 0; continue }
+            if (l ~ /(WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|refcount_t|list_(add|del) corruption|blocked for more than|soft lockup|stall)/)
+                if (nk < 30) kl[++nk] = l
+            tail[++nt % 40] = l
+        }
+        if (nk) { print "\n==== kernel log problems (first " nk ") ===="; for (i = 1; i <= nk; i++) print kl[i] }
+        if (!done) {
+            print "\nnot ok - " (why != "" ? why : "guest did not finish"); fail++
+            print "==== last 40 lines of the console ===="
+            for (i = (nt > 40 ? nt - 39 : 1); i <= nt; i++) print tail[i % 40]
+        }
+        printf "%d passed, %d failed, %d skipped\n", pass, fail, skip
+        exit fail ? 1 : 0
+    }' "$1"
+}
+
+# ---------------------------------------------------------------- commands
+
+warn_vermagic() {
+    local ko=$STAGE/rdmaxfer.ko vm
+    [[ -e $ko ]] || return 0
+    vm=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1 || true)
+    [[ $vm == "$KREL" ]] || say "warning: $ko is built for '$vm', the guest runs $KREL"
+}
+
+cmd_boot() {   # MODE [args]
+    local mode=$1 run why
+    shift
+    prepare
+    if [[ -d $STAGE ]]; then warn_vermagic
+    elif [[ $mode == check ]]; then die "no stage at $STAGE (build it first, e.g. make; or set RDMAXFER_STAGE)"
+    else say "warning: no stage at $STAGE: booting without rdmaxfer"; fi
+    run=$(new_run_dir)
+    build_payload "$run" "$mode" "$@"
+    boot_guest "$run" "$mode"
+    why=$(unfinished "$run")
+    case $mode in
+    check)
+        parse_results "$run/results.ktap" "$run/console.log" "$why" ;;
+    shell) ;;
+    *)
+        if [[ -n $why ]]; then
+            say "$why; last 40 lines of the console:"
+            tail -n 40 "$run/console.log" | awk "{ $AWK_CLEAN; print }" >&2
+            ((GUEST_RC == 124)) && exit 124
+            exit 1
+        fi
+        local rc
+        rc=$(sed -n 's/^# rig: exit \([0-9]*\).*/\1/p' "$run/results.ktap" | tail -n1)
+        exit "${rc:-1}" ;;
+    esac
+}
+
+usage() {
+    local out=1
+    (("${1:-0}")) && out=2
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&"$out"
+    exit "${1:-0}"
+}
+
+for v in RIG_MEM RIG_SMP RIG_TIMEOUT; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
+TIMEOUT=$RIG_TIMEOUT
+cmd=${1:-}
+[[ -n $cmd ]] || usage 2
+shift
+case $cmd in
+setup) cmd_setup ;;
+abi)   resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"; echo "$KREL" ;;
+kdir)
+    resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
+    echo "/usr/src/linux-headers-$KREL"
+    [[ -d /usr/src/linux-headers-$KREL ]] || die "headers for $KREL not installed: run (as root) $0 setup" ;;
+check | demo | run | shell)
+    while (($#)); do
+        case $1 in
+        --timeout) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
+        --) shift; break ;;
+        -h | --help) usage ;;
+        *) [[ $cmd == run ]] && break; die "unknown argument: $1" ;;
+        esac
+    done
+    [[ $cmd != run || $# -gt 0 ]] || die "usage: $0 run [--] CMD..."
+    cmd_boot "$cmd" "$@" ;;
+-h | --help | help) usage ;;
+*) usage 2 ;;
+esac
