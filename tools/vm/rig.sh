@@ -52,7 +52,7 @@ set -euo pipefail
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$RIG_DIR/../.." && pwd)
 STAGE=${RDMAXFER_STAGE:-$REPO/build/stage}
-CACHE=${RDMAXFER_CACHE:-$HOME/.cache/rdmaxfer}
+CACHE=${RDMAXFER_CACHE:-${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/rdmaxfer}
 VMDIR=$REPO/build/vm
 RIG_MEM=${RIG_MEM:-3072}
 RIG_SMP=${RIG_SMP:-2}
