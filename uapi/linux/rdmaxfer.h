@@ -47,10 +47,24 @@ enum {
 	RDMAXFER_CMD_LIST_DEVICES,
 	RDMAXFER_CMD_QUERY_DEVICE,
 	RDMAXFER_CMD_QUERY_PORT,
+	RDMAXFER_CMD_LISTEN,
+	RDMAXFER_CMD_ACCEPT,
+	RDMAXFER_CMD_CONNECT,
+	RDMAXFER_CMD_CLOSE,
+	RDMAXFER_CMD_REG_BUF,
+	RDMAXFER_CMD_DEREG_BUF,
+	RDMAXFER_CMD_EXPOSE,
+	RDMAXFER_CMD_REVOKE,
+	RDMAXFER_CMD_SUBMIT,
+	RDMAXFER_CMD_REAP,
+	RDMAXFER_CMD_RECV,
+	RDMAXFER_CMD_QUERY_CONN,
+	RDMAXFER_CMD_STATS,
 };
 
 /* Feature bits reported by GET_INFO. */
 #define RDMAXFER_FEATURE_DEVICE_QUERY	_BITULL(0)	/* LIST_DEVICES, QUERY_DEVICE, QUERY_PORT */
+#define RDMAXFER_FEATURE_TRANSFER	_BITULL(1)	/* LISTEN ... STATS below */
 
 /**
  * struct rdmaxfer_info - argument of RDMAXFER_IOC_GET_INFO
@@ -62,9 +76,18 @@ enum {
  * @version: out, module version string, NUL-terminated
  * @max_cmd_size: out, largest @size any command accepts (larger: E2BIG)
  * @name_len: out, RDMAXFER_NAME_LEN
+ * @max_buf_size: out, largest registered buffer
+ * @max_window_size: out, largest window on any device (a device with
+ *	short fast-registration lists may allow less: EINVAL)
+ * @max_send_size: out, largest SEND
+ * @max_batch: out, most operations in one SUBMIT
+ * @max_pending: out, most operations a file may have posted or completed
+ *	but not yet reaped
+ * @max_objects: out, most listeners + connections + buffers + windows per file
  *
  * Userspace calls this first to learn what the module supports.  Later ABI
- * revisions append limits at the end.
+ * revisions append at the end; a caller with an older, shorter struct gets
+ * the fields it knows.
  */
 struct rdmaxfer_info {
 	__u32 size;
@@ -75,6 +98,12 @@ struct rdmaxfer_info {
 	char version[32];
 	__u32 max_cmd_size;
 	__u32 name_len;
+	__aligned_u64 max_buf_size;
+	__aligned_u64 max_window_size;
+	__u32 max_send_size;
+	__u32 max_batch;
+	__u32 max_pending;
+	__u32 max_objects;
 };
 
 #define RDMAXFER_IOC_GET_INFO		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_GET_INFO)
@@ -265,5 +294,476 @@ struct rdmaxfer_port_info {
 };
 
 #define RDMAXFER_IOC_QUERY_PORT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_QUERY_PORT)
+
+/*
+ * Transfers.
+ *
+ * An open file owns listeners, connections, registered buffers and windows,
+ * each named by a small integer id (one id space per file; 0 is never an
+ * id).  Closing the file destroys all of them: connections are disconnected,
+ * every posted operation completes (with an error if it had to be flushed),
+ * windows are invalidated, buffers unpinned.
+ *
+ * A registered buffer is user memory pinned by REG_BUF.  A window is a slice
+ * of a registered buffer that EXPOSE makes remotely accessible to the peer of
+ * one connection, with only the access asked for; the peer learns it through
+ * a RDMAXFER_EVENT_WINDOW event and addresses it as (window id, offset).
+ * SUBMIT posts a batch of operations on connections; each produces exactly one
+ * completion, which REAP returns along with connection and window events.
+ * poll() on the file reports POLLIN while completions or events are waiting.
+ */
+
+/**
+ * struct rdmaxfer_addr - an IPv4 or IPv6 address and port
+ * @family: AF_INET (2) or AF_INET6 (10)
+ * @port: port in host byte order
+ * @scope_id: IPv6 scope (interface index) for link-local addresses, else 0
+ * @addr: the address in network byte order; IPv4 uses the first 4 bytes
+ */
+struct rdmaxfer_addr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/* The default port of the CLI and of LISTEN/CONNECT with port 0 on CONNECT. */
+#define RDMAXFER_DEFAULT_PORT		18515
+
+/**
+ * struct rdmaxfer_listen - argument of RDMAXFER_IOC_LISTEN
+ * @size: sizeof(struct rdmaxfer_listen)
+ * @flags: must be 0
+ * @addr: in, local address to listen on (all zero address: every address of
+ *	the family); out, @addr.port is the bound port (useful with port 0)
+ * @backlog: in, connections established but not yet accepted; 0: default
+ * @listen_id: out, the listener's id
+ *
+ * Incoming connections whose handshake is valid are accepted by the kernel
+ * and queued until ACCEPT takes them; beyond @backlog they are rejected.
+ */
+struct rdmaxfer_listen {
+	__u32 size;
+	__u32 flags;
+	struct rdmaxfer_addr addr;
+	__u32 backlog;
+	__u32 listen_id;
+};
+
+#define RDMAXFER_IOC_LISTEN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_LISTEN)
+
+/**
+ * struct rdmaxfer_accept - argument of RDMAXFER_IOC_ACCEPT
+ * @size: sizeof(struct rdmaxfer_accept)
+ * @flags: must be 0
+ * @listen_id: in, the listener
+ * @conn_id: out, the new connection
+ * @timeout_ns: in, how long to wait for a connection: < 0 forever, 0 not at
+ *	all (EAGAIN if none is queued), > 0 at most this long (ETIMEDOUT)
+ * @peer: out, the peer's address
+ */
+struct rdmaxfer_accept {
+	__u32 size;
+	__u32 flags;
+	__u32 listen_id;
+	__u32 conn_id;
+	__aligned_s64 timeout_ns;
+	struct rdmaxfer_addr peer;
+};
+
+#define RDMAXFER_IOC_ACCEPT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_ACCEPT)
+
+/**
+ * struct rdmaxfer_connect - argument of RDMAXFER_IOC_CONNECT
+ * @size: sizeof(struct rdmaxfer_connect)
+ * @flags: must be 0
+ * @addr: in, the server's address and port (0: RDMAXFER_DEFAULT_PORT)
+ * @timeout_ns: in, give up after this long (ETIMEDOUT); <= 0: 10 s
+ * @conn_id: out, the connection
+ * @reject_reason: out, when the server refused the handshake
+ *	(ECONNREFUSED): RDMAXFER_REJECT_*; 0 otherwise
+ *
+ * Blocks until the connection is established or fails: ECONNREFUSED (no
+ * listener, or the server rejected us: see @reject_reason), EHOSTUNREACH or
+ * ENETUNREACH (no route or no RDMA device for the address), ETIMEDOUT,
+ * EINTR (a signal; nothing is left behind).
+ */
+struct rdmaxfer_connect {
+	__u32 size;
+	__u32 flags;
+	struct rdmaxfer_addr addr;
+	__aligned_s64 timeout_ns;
+	__u32 conn_id;
+	__u32 reject_reason;
+};
+
+#define RDMAXFER_IOC_CONNECT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_CONNECT)
+
+/* Why a server refused a connection (struct rdmaxfer_connect.reject_reason). */
+#define RDMAXFER_REJECT_NONE		0
+#define RDMAXFER_REJECT_NOT_RDMAXFER	1	/* the peer is not rdmaxfer (bad magic) */
+#define RDMAXFER_REJECT_VERSION		2	/* protocol version not supported */
+#define RDMAXFER_REJECT_PARAMS		3	/* queue depth or buffer size out of range */
+#define RDMAXFER_REJECT_BACKLOG		4	/* listener backlog full */
+#define RDMAXFER_REJECT_RESOURCES	5	/* server out of memory or QPs */
+#define RDMAXFER_REJECT_UNKNOWN		6	/* no reason given (not rdmaxfer, or no listener) */
+
+/**
+ * struct rdmaxfer_close - argument of RDMAXFER_IOC_CLOSE
+ * @size: sizeof(struct rdmaxfer_close)
+ * @flags: must be 0
+ * @id: in, a listener or a connection
+ * @__reserved: must be 0
+ *
+ * Closing a listener stops accepting and drops connections not yet accepted.
+ * Closing a connection disconnects it: operations still in flight complete
+ * with ECANCELED, the peer sees RDMAXFER_EVENT_DISCONNECTED, windows exposed
+ * on it are invalidated and released.
+ */
+struct rdmaxfer_close {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 __reserved;
+};
+
+#define RDMAXFER_IOC_CLOSE		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_CLOSE)
+
+/* struct rdmaxfer_reg_buf.access: how the device may use the memory */
+#define RDMAXFER_BUF_READ		_BITUL(0)	/* source: WRITE, SEND, remote READ */
+#define RDMAXFER_BUF_WRITE		_BITUL(1)	/* sink: READ, remote WRITE and atomics */
+
+/**
+ * struct rdmaxfer_reg_buf - argument of RDMAXFER_IOC_REG_BUF
+ * @size: sizeof(struct rdmaxfer_reg_buf)
+ * @flags: must be 0
+ * @addr: in, start of the user memory (any alignment)
+ * @length: in, its length, 1 .. max_buf_size (GET_INFO)
+ * @access: in, RDMAXFER_BUF_* (at least one)
+ * @buf_id: out, the buffer's id
+ *
+ * Pins the pages (anonymous, shmem/memfd or hugetlb memory; a file-backed
+ * mapping fails with EFAULT when it would have to be written) and charges
+ * them to RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK (ENOMEM beyond
+ * the limit).  The memory stays pinned until DEREG_BUF or close.
+ */
+struct rdmaxfer_reg_buf {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 access;
+	__u32 buf_id;
+};
+
+#define RDMAXFER_IOC_REG_BUF		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_REG_BUF)
+
+/**
+ * struct rdmaxfer_dereg_buf - argument of RDMAXFER_IOC_DEREG_BUF
+ * @size: sizeof(struct rdmaxfer_dereg_buf)
+ * @flags: must be 0
+ * @buf_id: in, the buffer
+ * @__reserved: must be 0
+ *
+ * EBUSY while a window exposes the buffer or an operation uses it.
+ */
+struct rdmaxfer_dereg_buf {
+	__u32 size;
+	__u32 flags;
+	__u32 buf_id;
+	__u32 __reserved;
+};
+
+#define RDMAXFER_IOC_DEREG_BUF		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_DEREG_BUF)
+
+/* Window access (struct rdmaxfer_expose.access, events) */
+#define RDMAXFER_REMOTE_READ		_BITUL(0)
+#define RDMAXFER_REMOTE_WRITE		_BITUL(1)
+#define RDMAXFER_REMOTE_ATOMIC		_BITUL(2)
+
+/**
+ * struct rdmaxfer_expose - argument of RDMAXFER_IOC_EXPOSE
+ * @size: sizeof(struct rdmaxfer_expose)
+ * @flags: must be 0
+ * @conn_id: in, the connection whose peer may access the window
+ * @buf_id: in, the registered buffer
+ * @offset: in, start of the window in the buffer
+ * @length: in, length of the window, 1 .. max_window_size (GET_INFO)
+ * @access: in, RDMAXFER_REMOTE_* (at least one); the buffer must have been
+ *	registered with RDMAXFER_BUF_WRITE for REMOTE_WRITE or REMOTE_ATOMIC
+ * @window_id: out, the window's id, which the peer uses
+ *
+ * Registers the slice with fast registration (FRWR) for exactly @access and
+ * advertises it to the peer; returns when the peer has been sent the
+ * advertisement.  Never a global rkey.
+ */
+struct rdmaxfer_expose {
+	__u32 size;
+	__u32 flags;
+	__u32 conn_id;
+	__u32 buf_id;
+	__aligned_u64 offset;
+	__aligned_u64 length;
+	__u32 access;
+	__u32 window_id;
+};
+
+#define RDMAXFER_IOC_EXPOSE		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_EXPOSE)
+
+/**
+ * struct rdmaxfer_revoke - argument of RDMAXFER_IOC_REVOKE
+ * @size: sizeof(struct rdmaxfer_revoke)
+ * @flags: must be 0
+ * @window_id: in, a window this file exposed
+ * @__reserved: must be 0
+ *
+ * Invalidates the window's keys (the peer's later accesses fail), tells the
+ * peer (RDMAXFER_EVENT_WINDOW_REVOKED) and releases the buffer slice.
+ */
+struct rdmaxfer_revoke {
+	__u32 size;
+	__u32 flags;
+	__u32 window_id;
+	__u32 __reserved;
+};
+
+#define RDMAXFER_IOC_REVOKE		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_REVOKE)
+
+/* struct rdmaxfer_op.opcode */
+#define RDMAXFER_OP_WRITE		1	/* local buffer -> peer window */
+#define RDMAXFER_OP_READ		2	/* peer window -> local buffer */
+#define RDMAXFER_OP_SEND		3	/* local buffer -> peer's message queue */
+#define RDMAXFER_OP_WRITE_IMM		4	/* WRITE, then notify the peer with @imm_data */
+#define RDMAXFER_OP_CAS			5	/* 8-byte compare-and-swap on a peer window */
+#define RDMAXFER_OP_FADD		6	/* 8-byte fetch-and-add on a peer window */
+
+/**
+ * struct rdmaxfer_op - one operation of a SUBMIT batch
+ * @opcode: RDMAXFER_OP_*
+ * @flags: must be 0
+ * @conn_id: the connection
+ * @buf_id: local registered buffer (not used by CAS and FADD)
+ * @window_id: the peer's window (WRITE, READ, WRITE_IMM, CAS, FADD)
+ * @buf_offset: offset in the local buffer
+ * @length: bytes to move; 8 for CAS and FADD; SEND: 1 .. max_send_size
+ * @remote_offset: offset in the peer's window (8-byte aligned for atomics)
+ * @user_data: returned unchanged in the completion
+ * @compare_add: CAS: the value compared; FADD: the value added
+ * @swap: CAS: the value stored if the comparison succeeds
+ * @imm_data: WRITE_IMM: the value the peer's event carries
+ * @__reserved: must be 0
+ *
+ * Every field is checked before anything of the batch is posted: an
+ * operation outside its buffer or window, on a window without the access it
+ * needs, or on an unknown id fails the whole SUBMIT with EINVAL (or ENOENT
+ * for an id that does not exist) and posts nothing.
+ */
+struct rdmaxfer_op {
+	__u16 opcode;
+	__u16 flags;
+	__u32 conn_id;
+	__u32 buf_id;
+	__u32 window_id;
+	__aligned_u64 buf_offset;
+	__aligned_u64 length;
+	__aligned_u64 remote_offset;
+	__aligned_u64 user_data;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__u32 imm_data;
+	__u32 __reserved;
+};
+
+/**
+ * struct rdmaxfer_submit - argument of RDMAXFER_IOC_SUBMIT
+ * @size: sizeof(struct rdmaxfer_submit)
+ * @flags: must be 0
+ * @count: in, number of operations, 1 .. max_batch (GET_INFO)
+ * @op_size: in, sizeof(struct rdmaxfer_op)
+ * @ops: in, pointer to the operations
+ *
+ * Posts the batch (blocking, interruptibly, while a connection's send queue
+ * is full).  EAGAIN if the file already has max_pending operations posted or
+ * completed but not reaped: REAP first.  ENOTCONN if a connection is not
+ * established any more.
+ */
+struct rdmaxfer_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 op_size;
+	__aligned_u64 ops;
+};
+
+#define RDMAXFER_IOC_SUBMIT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_SUBMIT)
+
+/* Events in struct rdmaxfer_completion.opcode (operations use RDMAXFER_OP_*) */
+#define RDMAXFER_EVENT_WINDOW		0x100	/* the peer exposed @window_id: @bytes long, @flags access */
+#define RDMAXFER_EVENT_WINDOW_REVOKED	0x101	/* the peer revoked @window_id */
+#define RDMAXFER_EVENT_RECV		0x102	/* a message of @bytes arrived: RECV it */
+#define RDMAXFER_EVENT_WRITE_IMM	0x103	/* the peer wrote @bytes at @value into our @window_id, @imm_data */
+#define RDMAXFER_EVENT_DISCONNECTED	0x104	/* the connection is down: @status says why */
+#define RDMAXFER_EVENT_CONNECTED	0x105	/* a listener has a connection to ACCEPT (@conn_id: listener) */
+
+/**
+ * struct rdmaxfer_completion - one completion or event, from REAP
+ * @user_data: the operation's user_data; 0 for events
+ * @conn_id: the connection (for RDMAXFER_EVENT_CONNECTED: the listener)
+ * @opcode: RDMAXFER_OP_* of the completed operation, or RDMAXFER_EVENT_*
+ * @flags: RDMAXFER_EVENT_WINDOW: the window's RDMAXFER_REMOTE_* access
+ * @status: 0, or a negative errno: ECANCELED (flushed: the connection went
+ *	down or was closed), EREMOTEIO (the peer refused the access), ENODEV
+ *	(the device was removed), ECONNRESET, EIO
+ * @wc_status: the work completion status of the device (IB_WC_*), 0 = success
+ * @bytes: bytes moved (operations), length (events)
+ * @value: CAS/FADD: the value before the operation; EVENT_WRITE_IMM: the
+ *	offset in the window
+ * @imm_data: EVENT_WRITE_IMM: the peer's immediate value
+ * @window_id: events about windows: the window
+ */
+struct rdmaxfer_completion {
+	__aligned_u64 user_data;
+	__u32 conn_id;
+	__u16 opcode;
+	__u16 flags;
+	__s32 status;
+	__u32 wc_status;
+	__aligned_u64 bytes;
+	__aligned_u64 value;
+	__u32 imm_data;
+	__u32 window_id;
+};
+
+/**
+ * struct rdmaxfer_reap - argument of RDMAXFER_IOC_REAP
+ * @size: sizeof(struct rdmaxfer_reap)
+ * @flags: must be 0
+ * @count: in, capacity of @completions; out, number returned
+ * @__reserved: must be 0
+ * @timeout_ns: in, wait for at least one: < 0 forever, 0 not at all,
+ *	> 0 at most this long; returns 0 with @count 0 when nothing came
+ * @completions: in, pointer to struct rdmaxfer_completion[@count]
+ *
+ * Completions and events are returned in the order they happened.  EINTR if
+ * a signal arrived before anything did.
+ */
+struct rdmaxfer_reap {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 __reserved;
+	__aligned_s64 timeout_ns;
+	__aligned_u64 completions;
+};
+
+#define RDMAXFER_IOC_REAP		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_REAP)
+
+/**
+ * struct rdmaxfer_recv - argument of RDMAXFER_IOC_RECV
+ * @size: sizeof(struct rdmaxfer_recv)
+ * @flags: must be 0
+ * @conn_id: in, the connection
+ * @length: in, room at @addr; out, length of the message
+ * @addr: in, where to copy the oldest message received on @conn_id
+ *
+ * Takes the oldest message (announced by RDMAXFER_EVENT_RECV) off the
+ * connection's queue.  EAGAIN if there is none; EMSGSIZE (and the message
+ * stays queued, @length set) if it does not fit.
+ */
+struct rdmaxfer_recv {
+	__u32 size;
+	__u32 flags;
+	__u32 conn_id;
+	__u32 length;
+	__aligned_u64 addr;
+};
+
+#define RDMAXFER_IOC_RECV		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_RECV)
+
+/* struct rdmaxfer_conn_info.state */
+#define RDMAXFER_CONN_CONNECTING	1
+#define RDMAXFER_CONN_ESTABLISHED	2
+#define RDMAXFER_CONN_DISCONNECTED	3
+
+/**
+ * struct rdmaxfer_conn_info - argument of RDMAXFER_IOC_QUERY_CONN
+ * @size: sizeof(struct rdmaxfer_conn_info)
+ * @flags: must be 0
+ * @conn_id: in, the connection
+ * @state: out, RDMAXFER_CONN_*
+ * @local: out, local address
+ * @peer: out, peer address
+ * @dev_index: out, the RDMA device the connection uses
+ * @port: out, its port
+ * @queue_depth: out, operations that may be outstanding on the connection
+ * @max_send_size: out, largest SEND the peer accepts
+ * @max_op_size: out, largest WRITE/READ/WRITE_IMM in one operation on this
+ *	connection (it depends on the peer's device); split larger transfers
+ */
+struct rdmaxfer_conn_info {
+	__u32 size;
+	__u32 flags;
+	__u32 conn_id;
+	__u32 state;
+	struct rdmaxfer_addr local;
+	struct rdmaxfer_addr peer;
+	__u32 dev_index;
+	__u32 port;
+	__u32 queue_depth;
+	__u32 max_send_size;
+	__aligned_u64 max_op_size;
+};
+
+#define RDMAXFER_IOC_QUERY_CONN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_QUERY_CONN)
+
+/**
+ * struct rdmaxfer_counters - operation counters
+ * @ops: operations completed, by RDMAXFER_OP_* (index 0 unused)
+ * @bytes: bytes moved by successful operations, by RDMAXFER_OP_*
+ * @errors: operations completed with an error, by RDMAXFER_OP_*
+ * @recv_msgs: messages received (SEND at the peer)
+ * @recv_bytes: bytes received in messages
+ * @writes_imm_in: RDMAXFER_EVENT_WRITE_IMM notifications received
+ * @conns: connections established
+ * @conn_errors: connections that failed or went down with an error
+ * @protocol_errors: connections dropped for a malformed peer message
+ */
+struct rdmaxfer_counters {
+	__aligned_u64 ops[8];
+	__aligned_u64 bytes[8];
+	__aligned_u64 errors[8];
+	__aligned_u64 recv_msgs;
+	__aligned_u64 recv_bytes;
+	__aligned_u64 writes_imm_in;
+	__aligned_u64 conns;
+	__aligned_u64 conn_errors;
+	__aligned_u64 protocol_errors;
+};
+
+/**
+ * struct rdmaxfer_stats - argument of RDMAXFER_IOC_STATS
+ * @size: sizeof(struct rdmaxfer_stats)
+ * @flags: must be 0
+ * @file: out, counters of this open file
+ * @global: out, counters of the module since it was loaded
+ * @pinned_bytes: out, bytes this file has pinned now
+ * @num_conns: out, connections of this file now
+ * @num_bufs: out, registered buffers of this file now
+ * @num_windows: out, windows this file exposes now
+ * @__reserved: 0
+ */
+struct rdmaxfer_stats {
+	__u32 size;
+	__u32 flags;
+	struct rdmaxfer_counters file;
+	struct rdmaxfer_counters global;
+	__aligned_u64 pinned_bytes;
+	__u32 num_conns;
+	__u32 num_bufs;
+	__u32 num_windows;
+	__u32 __reserved;
+};
+
+#define RDMAXFER_IOC_STATS		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_STATS)
 
 #endif /* _UAPI_LINUX_RDMAXFER_H */
