@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmaxfer - /dev/rdmaxfer: the misc device, per-file context, ioctls.
+ * rdmaxfer - /dev/rdmaxfer: the misc device, per-file context, ids, events
+ * and the ioctl dispatch table.
  *
  * Design: every open file gets a struct rdmaxfer_file that owns what the
- * caller creates through it; closing the file tears all of it down.  The
- * misc device is created 0600 (root only); a site that wants a group to use
- * it says so with a udev rule.  .owner pins the module while a file is open.
+ * caller creates through it (listeners, connections, buffers, windows),
+ * each named by an id in an xarray that holds one reference.  Closing the
+ * file tears all of it down, connections first, so that every operation in
+ * flight completes before the buffers it uses are unpinned.  The misc device
+ * is created 0600 (root only); a site that wants a group to use it says so
+ * with a udev rule.  .owner pins the module while a file is open.
+ *
+ * Completions and events go to one queue per file, in the order they
+ * happened; REAP drains it and poll() reports POLLIN while it is not empty.
+ * rf_pending bounds it: SUBMIT reserves room for its operations up front,
+ * and a peer whose messages would overflow it loses the connection.
  *
  * ioctls follow the iommufd model.  The command number carries no size
  * (_IO), every argument struct starts with { __u32 size; __u32 flags; } and
@@ -14,8 +23,9 @@
  * and number, size bounds, copy_struct_from_user() with its E2BIG rule for
  * unknown non-zero tails, flags) so the handlers only see a validated,
  * zero-extended kernel copy.  After a handler succeeds the struct is copied
- * back, truncated to the size the caller knows.  Handlers build their output
- * in a zeroed struct, so nothing uninitialised reaches userspace.
+ * back, truncated to the size the caller knows (also after -EMSGSIZE, which
+ * reports a needed size).  Handlers build their output in a zeroed struct,
+ * so nothing uninitialised reaches userspace.
  *
  * All arguments are pointers to structs whose layout is the same for 32- and
  * 64-bit callers, so compat_ptr_ioctl() is the whole compat story.
@@ -26,11 +36,303 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/nsproxy.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
 
 #include "rdmaxfer.h"
+
+/**
+ * rdmaxfer_obj_init - initialise the common part of an object
+ * @obj: the object
+ * @rf: the file that will own it
+ * @type: enum rdmaxfer_obj_type
+ *
+ * The caller holds the one initial reference.
+ */
+void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 type)
+{
+	obj->type = type;
+	obj->id = 0;
+	obj->file = rf;
+	kref_init(&obj->ref);
+}
+
+/**
+ * rdmaxfer_obj_insert - give an object an id in its file
+ * @obj: the object; the id table takes a new reference
+ *
+ * Context: process context, takes rf_lock.
+ * Return: 0, -EMFILE when the file has RDMAXFER_MAX_OBJECTS objects, -ENOMEM.
+ */
+int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj)
+{
+	struct rdmaxfer_file *rf = obj->file;
+	int ret;
+
+	mutex_lock(&rf->rf_lock);
+	if (rf->rf_nobjs >= RDMAXFER_MAX_OBJECTS) {
+		ret = -EMFILE;
+		goto out;
+	}
+	ret = xa_alloc(&rf->rf_objs, &obj->id, obj, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		obj->id = 0;
+		goto out;
+	}
+	/* the caller's reference keeps it alive until the table's is taken */
+	kref_get(&obj->ref);
+	rf->rf_nobjs++;
+out:
+	mutex_unlock(&rf->rf_lock);
+	return ret;
+}
+
+/**
+ * rdmaxfer_obj_remove - take an object out of its file's id table
+ * @obj: the object
+ *
+ * Whoever removes the object owns the table's reference and must put it.
+ *
+ * Context: process context, takes rf_lock.
+ * Return: true if this call removed it, false if it was not (or no longer) there.
+ */
+bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj)
+{
+	struct rdmaxfer_file *rf = obj->file;
+	bool removed = false;
+
+	mutex_lock(&rf->rf_lock);
+	if (obj->id && xa_cmpxchg(&rf->rf_objs, obj->id, obj, NULL, GFP_KERNEL) == obj) {
+		rf->rf_nobjs--;
+		removed = true;
+	}
+	mutex_unlock(&rf->rf_lock);
+	return removed;
+}
+
+/**
+ * rdmaxfer_obj_get - look an id up and take a reference
+ * @rf: the file
+ * @id: the id
+ * @type: the expected enum rdmaxfer_obj_type
+ *
+ * Context: any context that may take a spinlock.
+ * Return: the object (cast to its type by the caller), or NULL.
+ */
+void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type)
+{
+	struct rdmaxfer_obj *obj;
+
+	xa_lock(&rf->rf_objs);
+	obj = xa_load(&rf->rf_objs, id);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	xa_unlock(&rf->rf_objs);
+	return obj;
+}
+
+static void rdmaxfer_obj_release(struct kref *ref)
+{
+	struct rdmaxfer_obj *obj = container_of(ref, struct rdmaxfer_obj, ref);
+
+	switch (obj->type) {
+	case RDMAXFER_OBJ_LISTENER:
+		rdmaxfer_listener_release(container_of(obj, struct rdmaxfer_listener, l_obj));
+		break;
+	case RDMAXFER_OBJ_CONN:
+		rdmaxfer_conn_release(container_of(obj, struct rdmaxfer_conn, c_obj));
+		break;
+	case RDMAXFER_OBJ_BUF:
+		rdmaxfer_buf_release(container_of(obj, struct rdmaxfer_buf, b_obj));
+		break;
+	case RDMAXFER_OBJ_WINDOW:
+		rdmaxfer_window_release(container_of(obj, struct rdmaxfer_window, w_obj));
+		break;
+	}
+}
+
+/**
+ * rdmaxfer_obj_put - drop a reference on an object
+ * @obj: the object
+ *
+ * Context: process context: the last reference may unpin pages or
+ * deregister memory.
+ */
+void rdmaxfer_obj_put(struct rdmaxfer_obj *obj)
+{
+	kref_put(&obj->ref, rdmaxfer_obj_release);
+}
+
+/**
+ * rdmaxfer_pending_get - reserve room for completions or events
+ * @rf: the file
+ * @n: how many
+ *
+ * Context: any context that may take a spinlock.
+ * Return: false if that would pass RDMAXFER_MAX_PENDING.
+ */
+bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n)
+{
+	bool ok;
+
+	spin_lock(&rf->rf_ev_lock);
+	ok = rf->rf_pending + n <= RDMAXFER_MAX_PENDING;
+	if (ok)
+		rf->rf_pending += n;
+	spin_unlock(&rf->rf_ev_lock);
+	return ok;
+}
+
+/**
+ * rdmaxfer_pending_put - give back reservations that were not used
+ * @rf: the file
+ * @n: how many
+ */
+void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n)
+{
+	spin_lock(&rf->rf_ev_lock);
+	rf->rf_pending -= n;
+	spin_unlock(&rf->rf_ev_lock);
+}
+
+static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
+{
+	if (ev->ev_free)
+		ev->ev_free(ev);
+	else
+		kfree(ev);
+}
+
+/**
+ * rdmaxfer_queue_event - deliver a completion or event to the file
+ * @rf: the file
+ * @ev: the event; its room was reserved with rdmaxfer_pending_get()
+ *
+ * After release() has started, the event is freed instead.
+ *
+ * Context: any context that may take a spinlock.
+ */
+void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
+{
+	bool drop;
+
+	spin_lock(&rf->rf_ev_lock);
+	drop = rf->rf_closing;
+	if (drop)
+		rf->rf_pending--;
+	else
+		list_add_tail(&ev->ev_entry, &rf->rf_events);
+	spin_unlock(&rf->rf_ev_lock);
+	if (drop)
+		rdmaxfer_event_free(ev);
+	else
+		wake_up_all(&rf->rf_wait);
+}
+
+/**
+ * rdmaxfer_post_event - allocate and deliver an event
+ * @rf: the file
+ * @conn_id: the connection (or listener) it is about
+ * @opcode: RDMAXFER_EVENT_*
+ * @flags: event flags
+ * @status: negative errno or 0
+ * @bytes: length
+ * @value: event-specific value
+ * @imm: immediate data
+ * @window_id: window id
+ *
+ * Context: process context.
+ * Return: 0, -ENOBUFS when the file's queue is full, -ENOMEM.
+ */
+int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
+			int status, u64 bytes, u64 value, u32 imm, u32 window_id)
+{
+	struct rdmaxfer_event *ev;
+
+	if (!rdmaxfer_pending_get(rf, 1))
+		return -ENOBUFS;
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev) {
+		rdmaxfer_pending_put(rf, 1);
+		return -ENOMEM;
+	}
+	ev->ev.conn_id = conn_id;
+	ev->ev.opcode = opcode;
+	ev->ev.flags = flags;
+	ev->ev.status = status;
+	ev->ev.bytes = bytes;
+	ev->ev.value = value;
+	ev->ev.imm_data = imm;
+	ev->ev.window_id = window_id;
+	rdmaxfer_queue_event(rf, ev);
+	return 0;
+}
+
+/**
+ * rdmaxfer_reap - RDMAXFER_IOC_REAP
+ * @rf: the file
+ * @arg: struct rdmaxfer_reap
+ *
+ * Waits (interruptibly, up to the timeout) for the first event, then copies
+ * out as many as fit.  If the copy faults, the events go back to the head of
+ * the queue: nothing is lost.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (possibly with count 0 on timeout), -EINTR, -EFAULT, -EINVAL.
+ */
+int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_reap *cmd = arg;
+	struct rdmaxfer_completion __user *uc = u64_to_user_ptr(cmd->completions);
+	struct rdmaxfer_event *ev, *tmp;
+	LIST_HEAD(taken);
+	u32 n = 0, i = 0;
+	long ret;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	if (!cmd->count)
+		return 0;
+	if (cmd->timeout_ns) {
+		long tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
+			   max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
+
+		ret = wait_event_interruptible_timeout(rf->rf_wait,
+						       !list_empty(&rf->rf_events), tmo);
+		if (ret < 0)
+			return ret == -ERESTARTSYS ? -EINTR : ret;
+	}
+
+	spin_lock(&rf->rf_ev_lock);
+	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
+		if (n == cmd->count)
+			break;
+		list_move_tail(&ev->ev_entry, &taken);
+		n++;
+	}
+	spin_unlock(&rf->rf_ev_lock);
+
+	list_for_each_entry(ev, &taken, ev_entry) {
+		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
+			spin_lock(&rf->rf_ev_lock);
+			list_splice(&taken, &rf->rf_events);
+			spin_unlock(&rf->rf_ev_lock);
+			return -EFAULT;
+		}
+		i++;
+	}
+	list_for_each_entry_safe(ev, tmp, &taken, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+	spin_lock(&rf->rf_ev_lock);
+	rf->rf_pending -= n;
+	spin_unlock(&rf->rf_ev_lock);
+	cmd->count = n;
+	return 0;
+}
 
 static int rdmaxfer_get_info(struct rdmaxfer_file *rf, void *arg)
 {
@@ -40,10 +342,16 @@ static int rdmaxfer_get_info(struct rdmaxfer_file *rf, void *arg)
 		.flags = cmd->flags,
 		.abi_version = RDMAXFER_ABI_VERSION,
 		.num_devices = rdmaxfer_device_count(),
-		.features = RDMAXFER_FEATURE_DEVICE_QUERY,
+		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER,
 		.version = RDMAXFER_VERSION,
 		.max_cmd_size = PAGE_SIZE,
 		.name_len = RDMAXFER_NAME_LEN,
+		.max_buf_size = RDMAXFER_MAX_BUF_SIZE,
+		.max_window_size = (u64)RDMAXFER_MAX_WIN_SEGS * RDMAXFER_MAX_SEG_PAGES * PAGE_SIZE,
+		.max_send_size = RDMAXFER_MAX_SEND,
+		.max_batch = RDMAXFER_MAX_BATCH,
+		.max_pending = RDMAXFER_MAX_PENDING,
+		.max_objects = RDMAXFER_MAX_OBJECTS,
 	};
 
 	*cmd = out;
@@ -62,6 +370,19 @@ union rdmaxfer_cmd_buffer {
 	struct rdmaxfer_list_devices list_devices;
 	struct rdmaxfer_device_info device_info;
 	struct rdmaxfer_port_info port_info;
+	struct rdmaxfer_listen listen;
+	struct rdmaxfer_accept accept;
+	struct rdmaxfer_connect connect;
+	struct rdmaxfer_close close;
+	struct rdmaxfer_reg_buf reg_buf;
+	struct rdmaxfer_dereg_buf dereg_buf;
+	struct rdmaxfer_expose expose;
+	struct rdmaxfer_revoke revoke;
+	struct rdmaxfer_submit submit;
+	struct rdmaxfer_reap reap;
+	struct rdmaxfer_recv recv;
+	struct rdmaxfer_conn_info conn_info;
+	struct rdmaxfer_stats stats;
 };
 
 /**
@@ -97,6 +418,32 @@ static const struct rdmaxfer_ioctl_op rdmaxfer_ioctl_ops[] = {
 			  struct rdmaxfer_device_info, __reserved, 0),
 	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_PORT, rdmaxfer_query_port,
 			  struct rdmaxfer_port_info, gids, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_LISTEN, rdmaxfer_listen,
+			  struct rdmaxfer_listen, listen_id, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_ACCEPT, rdmaxfer_accept,
+			  struct rdmaxfer_accept, peer, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CONNECT, rdmaxfer_connect,
+			  struct rdmaxfer_connect, reject_reason, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CLOSE, rdmaxfer_close,
+			  struct rdmaxfer_close, __reserved, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REG_BUF, rdmaxfer_reg_buf,
+			  struct rdmaxfer_reg_buf, buf_id, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_DEREG_BUF, rdmaxfer_dereg_buf,
+			  struct rdmaxfer_dereg_buf, __reserved, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_EXPOSE, rdmaxfer_expose,
+			  struct rdmaxfer_expose, window_id, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REVOKE, rdmaxfer_revoke,
+			  struct rdmaxfer_revoke, __reserved, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_SUBMIT, rdmaxfer_submit,
+			  struct rdmaxfer_submit, ops, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REAP, rdmaxfer_reap,
+			  struct rdmaxfer_reap, completions, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_RECV, rdmaxfer_recv,
+			  struct rdmaxfer_recv, addr, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_CONN, rdmaxfer_query_conn,
+			  struct rdmaxfer_conn_info, max_op_size, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_STATS, rdmaxfer_stats,
+			  struct rdmaxfer_stats, __reserved, 0),
 };
 
 /**
@@ -142,11 +489,19 @@ static long rdmaxfer_ioctl(struct file *filp, unsigned int cmd, unsigned long ar
 		return -EINVAL;
 
 	ret = op->execute(rf, &buf);
-	if (ret)
+	if (ret && ret != -EMSGSIZE)
 		return ret;
 	if (copy_to_user(uarg, &buf, min(usize, op->size)))
 		return -EFAULT;
-	return 0;
+	return ret;
+}
+
+static __poll_t rdmaxfer_poll(struct file *filp, poll_table *wait)
+{
+	struct rdmaxfer_file *rf = filp->private_data;
+
+	poll_wait(filp, &rf->rf_wait, wait);
+	return list_empty_careful(&rf->rf_events) ? 0 : EPOLLIN | EPOLLRDNORM;
 }
 
 static int rdmaxfer_open(struct inode *inode, struct file *filp)
@@ -157,14 +512,62 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 	if (!rf)
 		return -ENOMEM;
 	rf->rf_net = get_net(current->nsproxy->net_ns);
+	mutex_init(&rf->rf_lock);
+	xa_init_flags(&rf->rf_objs, XA_FLAGS_ALLOC1);
+	spin_lock_init(&rf->rf_ev_lock);
+	INIT_LIST_HEAD(&rf->rf_events);
+	init_waitqueue_head(&rf->rf_wait);
 	filp->private_data = rf;
 	return nonseekable_open(inode, filp);
+}
+
+/*
+ * Tear down every object of a closing file: listeners and connections
+ * first (which completes every operation in flight and releases the
+ * windows), then whatever is left (buffers, windows of dead connections).
+ */
+static void rdmaxfer_release_objects(struct rdmaxfer_file *rf)
+{
+	struct rdmaxfer_obj *obj;
+	unsigned long id;
+	u32 pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		xa_for_each(&rf->rf_objs, id, obj) {
+			bool first = obj->type == RDMAXFER_OBJ_LISTENER ||
+				     obj->type == RDMAXFER_OBJ_CONN;
+
+			if (first != !pass)
+				continue;
+			xa_erase(&rf->rf_objs, id);
+			if (obj->type == RDMAXFER_OBJ_LISTENER)
+				rdmaxfer_listener_close(container_of(obj, struct rdmaxfer_listener,
+								     l_obj));
+			else if (obj->type == RDMAXFER_OBJ_CONN)
+				rdmaxfer_conn_teardown(container_of(obj, struct rdmaxfer_conn,
+								    c_obj), -ECANCELED);
+			rdmaxfer_obj_put(obj);
+		}
+	}
 }
 
 static int rdmaxfer_release(struct inode *inode, struct file *filp)
 {
 	struct rdmaxfer_file *rf = filp->private_data;
+	struct rdmaxfer_event *ev, *tmp;
 
+	spin_lock(&rf->rf_ev_lock);
+	rf->rf_closing = true;
+	spin_unlock(&rf->rf_ev_lock);
+
+	rdmaxfer_release_objects(rf);
+
+	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+	WARN_ON_ONCE(atomic64_read(&rf->rf_pinned));
+	xa_destroy(&rf->rf_objs);
 	put_net(rf->rf_net);
 	kfree(rf);
 	return 0;
@@ -174,6 +577,7 @@ static const struct file_operations rdmaxfer_fops = {
 	.owner		= THIS_MODULE,
 	.open		= rdmaxfer_open,
 	.release	= rdmaxfer_release,
+	.poll		= rdmaxfer_poll,
 	.unlocked_ioctl	= rdmaxfer_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };

@@ -4,15 +4,23 @@
  *
  * Design: the RDMA core tells us about devices through an ib_client.  Its
  * .add callback creates a struct rdmaxfer_device and publishes it in an
- * xarray keyed by the core's device index; .remove unpublishes it, drops the
- * registry's reference and waits until every other user has dropped its
- * reference too.  So once .remove returns, rdmaxfer no longer touches the
- * ib_device, which is what the core requires (`rdma link delete`, hot-unplug
- * and rmmod of the provider all go through .remove).
+ * xarray keyed by the core's device index; .remove marks it dying (no new
+ * connection may attach), tears down every connection still on it (their
+ * users see ENODEV), frees the protection domain, unpublishes the device,
+ * drops the registry's reference and waits until every other user has
+ * dropped its reference too.  So once .remove returns, rdmaxfer no longer
+ * touches the ib_device, which is what the core requires (`rdma link
+ * delete`, hot-unplug and rmmod of the provider all go through .remove).
+ * Our .remove runs before rdma_cm's (clients are removed in reverse order of
+ * registration), so the cm_ids of those connections are still ours to
+ * destroy.
  *
  * Lookups take a reference under the xarray lock with kref_get_unless_zero(),
- * so a device being removed is never handed out.  The queries below only
- * hold a reference for the duration of one ioctl.
+ * so a device being removed is never handed out.  Queries hold a reference
+ * for the duration of one ioctl, connections for their lifetime.
+ *
+ * One PD per device, allocated with flags 0 (never IB_PD_UNSAFE_GLOBAL_RKEY)
+ * when the first connection attaches, freed by .remove.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -45,7 +53,7 @@ static void rdmaxfer_device_release(struct kref *ref)
  * Context: any context that may take a spinlock.
  * Return: the device, or NULL when there is none (or it is being removed).
  */
-static struct rdmaxfer_device *rdmaxfer_device_get(u32 index)
+struct rdmaxfer_device *rdmaxfer_device_get(u32 index)
 {
 	struct rdmaxfer_device *rd;
 
@@ -57,7 +65,11 @@ static struct rdmaxfer_device *rdmaxfer_device_get(u32 index)
 	return rd;
 }
 
-static void rdmaxfer_device_put(struct rdmaxfer_device *rd)
+/**
+ * rdmaxfer_device_put - drop a device reference
+ * @rd: the device
+ */
+void rdmaxfer_device_put(struct rdmaxfer_device *rd)
 {
 	kref_put(&rd->rd_ref, rdmaxfer_device_release);
 }
@@ -74,6 +86,8 @@ static int rdmaxfer_add_one(struct ib_device *ib)
 	rd->rd_index = ib->index;
 	kref_init(&rd->rd_ref);
 	init_completion(&rd->rd_released);
+	mutex_init(&rd->rd_lock);
+	INIT_LIST_HEAD(&rd->rd_conns);
 
 	ret = xa_insert(&rdmaxfer_devices, rd->rd_index, rd, GFP_KERNEL);
 	if (ret) {
@@ -88,10 +102,26 @@ static int rdmaxfer_add_one(struct ib_device *ib)
 static void rdmaxfer_remove_one(struct ib_device *ib, void *client_data)
 {
 	struct rdmaxfer_device *rd = client_data;
+	struct rdmaxfer_conn *conn;
+
+	mutex_lock(&rd->rd_lock);
+	rd->rd_dying = true;
+	while ((conn = list_first_entry_or_null(&rd->rd_conns, struct rdmaxfer_conn,
+						c_dev_entry))) {
+		kref_get(&conn->c_obj.ref);
+		mutex_unlock(&rd->rd_lock);
+		rdmaxfer_conn_teardown(conn, -ENODEV);	/* detaches it */
+		rdmaxfer_obj_put(&conn->c_obj);
+		mutex_lock(&rd->rd_lock);
+	}
+	mutex_unlock(&rd->rd_lock);
 
 	xa_erase(&rdmaxfer_devices, rd->rd_index);
 	rdmaxfer_device_put(rd);
+	/* connections are gone; windows being revoked still hold references */
 	wait_for_completion(&rd->rd_released);
+	if (rd->rd_pd)
+		ib_dealloc_pd(rd->rd_pd);
 	pr_info("%s: device removed\n", dev_name(&ib->dev));
 	kfree(rd);
 }
@@ -101,6 +131,60 @@ static struct ib_client rdmaxfer_ib_client = {
 	.add	= rdmaxfer_add_one,
 	.remove	= rdmaxfer_remove_one,
 };
+
+/**
+ * rdmaxfer_device_attach - put a connection on a device
+ * @rd: the device (the caller's reference passes to the connection)
+ * @conn: the connection
+ *
+ * Allocates the device's PD with the first connection.
+ *
+ * Context: process context, takes rd_lock.
+ * Return: 0, -ENODEV if the device is being removed, or the PD error.
+ */
+int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn)
+{
+	int ret = 0;
+
+	mutex_lock(&rd->rd_lock);
+	if (rd->rd_dying) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (!rd->rd_pd) {
+		struct ib_pd *pd = ib_alloc_pd(rd->rd_ib, 0);
+
+		if (IS_ERR(pd)) {
+			ret = PTR_ERR(pd);
+			goto out;
+		}
+		rd->rd_pd = pd;
+	}
+	list_add_tail(&conn->c_dev_entry, &rd->rd_conns);
+	conn->c_dev = rd;
+out:
+	mutex_unlock(&rd->rd_lock);
+	return ret;
+}
+
+/**
+ * rdmaxfer_device_detach - take a connection off its device
+ * @conn: the connection; its device reference is dropped
+ *
+ * Context: process context, takes rd_lock.
+ */
+void rdmaxfer_device_detach(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_device *rd = conn->c_dev;
+
+	if (!rd)
+		return;
+	mutex_lock(&rd->rd_lock);
+	list_del_init(&conn->c_dev_entry);
+	mutex_unlock(&rd->rd_lock);
+	conn->c_dev = NULL;
+	rdmaxfer_device_put(rd);
+}
 
 /**
  * rdmaxfer_device_count - number of devices rdmaxfer tracks now

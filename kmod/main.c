@@ -3,12 +3,14 @@
  * rdmaxfer - an RDMA kernel-verbs upper-layer protocol that moves buffers
  * between hosts, driven from userspace through /dev/rdmaxfer.
  *
- * Design: this file only loads and unloads the module.  Load order is
- * devices first (the ib_client replays .add for every existing RDMA device),
- * then the character device, so the first ioctl already sees every device.
- * Unload is the reverse.  No file can be open at unload: each open file
- * holds a module reference, so by then every per-file object is gone and
- * the ib_client is the last user of the devices.
+ * Design: this file only loads and unloads the module.  Load order is the
+ * workqueue, the devices (the ib_client replays .add for every existing
+ * RDMA device), then the character device, so the first ioctl already sees
+ * every device.  Unload is the reverse.  No file can be open at unload: each
+ * open file holds a module reference, so by then every per-file object is
+ * gone (release() tears connections down synchronously) and the ib_client
+ * is the last user of the devices.  Teardown work still queued holds a
+ * connection reference only; destroy_workqueue() waits for it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,13 +18,19 @@
 
 #include "rdmaxfer.h"
 
+/* Connection teardown after CM events and errors runs here. */
+struct workqueue_struct *rdmaxfer_wq;
+
 static int __init rdmaxfer_init(void)
 {
 	int ret;
 
+	rdmaxfer_wq = alloc_workqueue("rdmaxfer", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!rdmaxfer_wq)
+		return -ENOMEM;
 	ret = rdmaxfer_device_init();
 	if (ret)
-		return ret;
+		goto out_wq;
 	ret = rdmaxfer_chardev_init();
 	if (ret)
 		goto out_devices;
@@ -31,6 +39,8 @@ static int __init rdmaxfer_init(void)
 
 out_devices:
 	rdmaxfer_device_exit();
+out_wq:
+	destroy_workqueue(rdmaxfer_wq);
 	return ret;
 }
 
@@ -38,6 +48,7 @@ static void __exit rdmaxfer_exit(void)
 {
 	rdmaxfer_chardev_exit();
 	rdmaxfer_device_exit();
+	destroy_workqueue(rdmaxfer_wq);
 	pr_info("unloaded\n");
 }
 

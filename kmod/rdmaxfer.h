@@ -3,22 +3,67 @@
  * rdmaxfer - declarations shared between the files of the module.
  *
  * The module is split by responsibility: main.c loads and unloads it,
- * device.c follows RDMA devices through an ib_client and answers the device
- * queries, chardev.c owns /dev/rdmaxfer, the per-open-file context and the
- * ioctl dispatch table.  Only uapi/linux/rdmaxfer.h is visible to userspace.
+ * device.c follows RDMA devices through an ib_client, chardev.c owns
+ * /dev/rdmaxfer (per-file context, ids, ioctl dispatch), conn.c the
+ * connections (rdma_cm, queue pairs, the control channel), mem.c registered
+ * buffers and windows, xfer.c operations and completions.  Only
+ * uapi/linux/rdmaxfer.h is visible to userspace; proto.h is the wire.
+ *
+ * Object lifetimes (see Documentation/architecture.md):
+ *  - a file owns its objects through an xarray of ids; each object is
+ *    kref'd, and the id table holds one reference;
+ *  - a connection holds a reference on its device; the device's .remove
+ *    tears every connection on it down before it returns;
+ *  - an operation holds references on its connection and buffer until its
+ *    one completion has been delivered; a window holds its buffer.
  */
 #ifndef RDMAXFER_H
 #define RDMAXFER_H
 
 #include <linux/completion.h>
 #include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
 #include <uapi/linux/rdmaxfer.h>
 
 #include "compat.h"
+#include "proto.h"
 
-#define RDMAXFER_VERSION	"0.1.0"
+#define RDMAXFER_VERSION	"0.2.0"
+
+/* Sizing of one connection (see conn.c for how they fit together). */
+#define RDMAXFER_CTRL_SIZE	4096	/* bytes per control buffer */
+#define RDMAXFER_RECV_DEPTH	32	/* receive buffers = peer's credits */
+#define RDMAXFER_SEND_BUFS	32	/* control send buffers */
+#define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
+#define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
+#define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
+#define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per window segment, at most */
+#define RDMAXFER_MAX_WIN_SEGS	((RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr) - \
+				  sizeof(struct rdmaxfer_msg_advert)) /			 \
+				 sizeof(struct rdmaxfer_msg_seg))
+#define RDMAXFER_MAX_SEND	(RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr))
+#define RDMAXFER_MAX_MSGS	(RDMAXFER_RECV_DEPTH * 4)	/* queued, not RECV'd */
+
+/* Per-file limits (GET_INFO reports them). */
+#define RDMAXFER_MAX_BUF_SIZE	(64ULL * SZ_1G)
+#define RDMAXFER_MAX_BATCH	256
+#define RDMAXFER_MAX_PENDING	4096
+#define RDMAXFER_MAX_OBJECTS	1024
+#define RDMAXFER_CONNECT_TIMEOUT_MS	10000
+
+extern struct workqueue_struct *rdmaxfer_wq;
 
 /**
  * struct rdmaxfer_device - per-RDMA-device state
@@ -26,31 +71,428 @@
  * @rd_index: the RDMA core's index of @rd_ib, the name userspace uses
  * @rd_ref: one reference for the registry, one per user
  * @rd_released: completed when the last reference is dropped
- *
- * Created by the ib_client .add callback and published in the registry.
- * Users look it up with rdmaxfer_device_get() and must drop the reference
- * with rdmaxfer_device_put() before they sleep for long: .remove unpublishes
- * the device and then waits for every reference to go away.
+ * @rd_lock: protects @rd_pd creation, @rd_conns, @rd_dying
+ * @rd_pd: protection domain of every connection on the device (flags 0:
+ *	never a global rkey); created with the first connection
+ * @rd_conns: connections using the device
+ * @rd_dying: set by .remove: no new connection may attach
  */
 struct rdmaxfer_device {
 	struct ib_device	*rd_ib;
 	u32			rd_index;
 	struct kref		rd_ref;
 	struct completion	rd_released;
+	struct mutex		rd_lock;	/* PD, conns, dying */
+	struct ib_pd		*rd_pd;
+	struct list_head	rd_conns;
+	bool			rd_dying;
+};
+
+enum rdmaxfer_obj_type {
+	RDMAXFER_OBJ_LISTENER = 1,
+	RDMAXFER_OBJ_CONN,
+	RDMAXFER_OBJ_BUF,
+	RDMAXFER_OBJ_WINDOW,
+};
+
+/**
+ * struct rdmaxfer_obj - what every object a file owns starts with
+ * @type: enum rdmaxfer_obj_type
+ * @id: its id in the file (0 until inserted)
+ * @ref: references; the release depends on @type (rdmaxfer_obj_put())
+ * @file: the owning file
+ */
+struct rdmaxfer_obj {
+	u32			type;
+	u32			id;
+	struct kref		ref;
+	struct rdmaxfer_file	*file;
+};
+
+/**
+ * struct rdmaxfer_event - a completion or event waiting to be reaped
+ * @ev_entry: on rdmaxfer_file.rf_events
+ * @ev_free: how to release the memory around it after REAP (NULL: kfree)
+ * @ev: what REAP copies out
+ */
+struct rdmaxfer_event {
+	struct list_head		ev_entry;
+	void				(*ev_free)(struct rdmaxfer_event *ev);
+	struct rdmaxfer_completion	ev;
+};
+
+/* Counters, in the order of struct rdmaxfer_counters (uapi) */
+enum rdmaxfer_counter {
+	RDMAXFER_C_OPS = 0,		/* + RDMAXFER_OP_* */
+	RDMAXFER_C_BYTES = 8,		/* + RDMAXFER_OP_* */
+	RDMAXFER_C_ERRORS = 16,		/* + RDMAXFER_OP_* */
+	RDMAXFER_C_RECV_MSGS = 24,
+	RDMAXFER_C_RECV_BYTES,
+	RDMAXFER_C_WRITES_IMM_IN,
+	RDMAXFER_C_CONNS,
+	RDMAXFER_C_CONN_ERRORS,
+	RDMAXFER_C_PROTOCOL_ERRORS,
+	RDMAXFER_NR_COUNTERS
+};
+
+/**
+ * struct rdmaxfer_stats_k - counters of a file, or of the module
+ * @c: indexed by enum rdmaxfer_counter
+ */
+struct rdmaxfer_stats_k {
+	atomic64_t	c[RDMAXFER_NR_COUNTERS];
 };
 
 /**
  * struct rdmaxfer_file - per-open-file context of /dev/rdmaxfer
  * @rf_net: network namespace of the opener; connections are made in it
+ * @rf_lock: serialises changes to the id table and object setup/teardown
+ * @rf_objs: id -> struct rdmaxfer_obj; holds one reference on each
+ * @rf_ev_lock: protects @rf_events and @rf_pending
+ * @rf_events: completions and events in the order they happened
+ * @rf_pending: operations posted or completed but not yet reaped, plus events
+ * @rf_wait: REAP, ACCEPT and poll() wait here
+ * @rf_closing: release() has started: events are dropped
+ * @rf_nobjs: objects in @rf_objs (under @rf_lock)
+ * @rf_pinned: bytes this file has pinned
+ * @rf_stats: this file's counters
  */
 struct rdmaxfer_file {
 	struct net		*rf_net;
+	struct mutex		rf_lock;	/* id table changes */
+	struct xarray		rf_objs;
+	spinlock_t		rf_ev_lock;	/* events, pending */
+	struct list_head	rf_events;
+	u32			rf_pending;
+	wait_queue_head_t	rf_wait;
+	bool			rf_closing;
+	u32			rf_nobjs;
+	atomic64_t		rf_pinned;
+	struct rdmaxfer_stats_k	rf_stats;
+};
+
+extern struct rdmaxfer_stats_k rdmaxfer_global_stats;
+
+/* Add @n to a counter of the file and of the module. */
+static inline void rdmaxfer_count(struct rdmaxfer_file *rf, unsigned int counter, u64 n)
+{
+	atomic64_add(n, &rf->rf_stats.c[counter]);
+	atomic64_add(n, &rdmaxfer_global_stats.c[counter]);
+}
+
+/**
+ * struct rdmaxfer_buf - a registered user buffer
+ * @b_obj: id and references: the id table, every window and every
+ *	operation using it
+ * @b_mm: the mm the pages were pinned from and charged to
+ * @b_addr: user address of the first byte
+ * @b_length: bytes
+ * @b_access: RDMAXFER_BUF_*
+ * @b_pages: the pinned pages
+ * @b_npages: number of @b_pages
+ */
+struct rdmaxfer_buf {
+	struct rdmaxfer_obj	b_obj;
+	struct mm_struct	*b_mm;
+	u64			b_addr;
+	u64			b_length;
+	u32			b_access;
+	struct page		**b_pages;
+	unsigned long		b_npages;
+};
+
+/**
+ * struct rdmaxfer_wseg - one FRWR-registered segment of a window
+ * @ws_mr: the memory region (our own, not from the rdma_rw pool)
+ * @ws_sgt: its pages, DMA-mapped on the connection's device
+ * @ws_cqe: completion of its registration WR, when signaled
+ * @ws_win: the window
+ */
+struct rdmaxfer_wseg {
+	struct rdmaxfer_window	*ws_win;
+	struct ib_mr		*ws_mr;
+	struct sg_table		ws_sgt;
+	struct ib_cqe		ws_cqe;
+};
+
+/**
+ * struct rdmaxfer_window - a slice of a buffer exposed to one peer
+ * @w_obj: id in the owning file (the peer names the window by it) and
+ *	references: the id table and the connection's window list
+ * @w_conn: the connection whose peer may access it (reference)
+ * @w_dev: the device its MRs are on (reference)
+ * @w_buf: the buffer (reference)
+ * @w_entry: on rdmaxfer_conn.c_windows
+ * @w_offset: start in the buffer
+ * @w_length: bytes
+ * @w_access: RDMAXFER_REMOTE_*
+ * @w_reg_done: registration WRs completed
+ * @w_reg_status: their status
+ * @w_reg_batch: WRs in the batch being registered
+ * @w_nsegs: number of @w_segs
+ * @w_segs: the segments
+ */
+struct rdmaxfer_window {
+	struct rdmaxfer_obj	w_obj;
+	struct rdmaxfer_conn	*w_conn;
+	struct rdmaxfer_device	*w_dev;
+	struct rdmaxfer_buf	*w_buf;
+	struct list_head	w_entry;
+	u64			w_offset;
+	u64			w_length;
+	u32			w_access;
+	struct completion	w_reg_done;
+	int			w_reg_status;
+	u32			w_reg_batch;
+	u32			w_nsegs;
+	struct rdmaxfer_wseg	w_segs[];
+};
+
+/**
+ * struct rdmaxfer_rwin - a window the peer exposed to us
+ * @rw_id: the peer's id of it
+ * @rw_access: RDMAXFER_REMOTE_*
+ * @rw_length: bytes
+ * @rw_nsegs: number of @rw_segs
+ * @rw_segs: segments in window order, host byte order
+ */
+struct rdmaxfer_rwin {
+	u32			rw_id;
+	u32			rw_access;
+	u64			rw_length;
+	u32			rw_nsegs;
+	struct {
+		u64		addr;
+		u32		rkey;
+		u32		length;
+	}			rw_segs[];
+};
+
+enum rdmaxfer_conn_state {
+	RDMAXFER_CS_CONNECTING = RDMAXFER_CONN_CONNECTING,
+	RDMAXFER_CS_ESTABLISHED = RDMAXFER_CONN_ESTABLISHED,
+	RDMAXFER_CS_DOWN = RDMAXFER_CONN_DISCONNECTED,
+};
+
+/**
+ * struct rdmaxfer_ctrl - a control buffer (one SEND or one RECV)
+ * @ct_conn: its connection
+ * @ct_cqe: completion handler
+ * @ct_entry: on the free list (sends)
+ * @ct_buf: RDMAXFER_CTRL_SIZE bytes
+ * @ct_dma: @ct_buf mapped on the device
+ * @ct_req: the operation this send belongs to (SEND, WRITE_IMM), or NULL
+ */
+struct rdmaxfer_ctrl {
+	struct rdmaxfer_conn	*ct_conn;
+	struct ib_cqe		ct_cqe;
+	struct list_head	ct_entry;
+	void			*ct_buf;
+	u64			ct_dma;
+	struct rdmaxfer_req	*ct_req;
+};
+
+/**
+ * struct rdmaxfer_msg - a message received (SEND), waiting for RECV
+ * @m_entry: on rdmaxfer_conn.c_msgs
+ * @m_length: bytes in @m_data
+ * @m_data: the payload
+ */
+struct rdmaxfer_msg {
+	struct list_head	m_entry;
+	u32			m_length;
+	u8			m_data[];
+};
+
+/**
+ * struct rdmaxfer_conn - a connection (one rdma_cm id, one RC QP)
+ * @c_obj: id in the owning file (0 while waiting in a listener's queue)
+ *	and references: the id table (or listener queue), the cm_id's
+ *	context, each operation in flight, queued work
+ * @c_listener: the listener that created it, until accepted (reference;
+ *	under @c_lock)
+ * @c_entry: on the listener's accept queue
+ * @c_dev_entry: on rdmaxfer_device.rd_conns
+ * @c_id: the rdma_cm id; NULL once destroyed
+ * @c_dev: the device (reference), once routed
+ * @c_qp: the queue pair
+ * @c_scq: send CQ (from the device's CQ pool)
+ * @c_rcq: receive CQ
+ * @c_scq_size: CQEs taken from the pool for @c_scq
+ * @c_port: port number on @c_dev
+ * @c_lock: protects the fields below up to @c_rwins, and state changes
+ * @c_state: enum rdmaxfer_conn_state
+ * @c_error: why the connection went down (negative errno), 0 before
+ * @c_credits: control messages we may still send to the peer
+ * @c_peer_recvs: receive buffers the peer posted for us: most credits
+ * @c_grant: credits we owe the peer (buffers reposted since our last message)
+ * @c_free_sends: free control send buffers
+ * @c_wr_free: send WRs we may still post
+ * @c_rw_free: rdma_rw contexts we may still use
+ * @c_msgs: received messages not yet RECV'd
+ * @c_nmsgs: their number
+ * @c_windows: our windows exposed on this connection
+ * @c_rwins: the peer's windows, by the peer's id (under @c_rwin_lock)
+ * @c_rwin_lock: protects @c_rwins against SUBMIT reading it
+ * @c_wait: senders waiting for credits, send buffers or WRs
+ * @c_established: completed when a connect attempt ends (either way)
+ * @c_reject_reason: RDMAXFER_REJECT_* from the peer's refusal
+ * @c_teardown_lock: serialises rdmaxfer_conn_teardown()
+ * @c_post_sem: held for read by ioctls while they post (see conn.c)
+ * @c_torn_down: teardown has run
+ * @c_down_work: tears the connection down after a CM event or an error
+ * @c_recvs: receive buffers
+ * @c_sends: send buffers
+ * @c_peer_ctrl_size: the peer's control buffer size
+ * @c_peer_seg_size: the peer's window segment size
+ * @c_max_msg: largest RDMA message both ports accept
+ * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
+ * @c_local: local address
+ * @c_peer: peer address
+ */
+struct rdmaxfer_conn {
+	struct rdmaxfer_obj		c_obj;
+	struct rdmaxfer_listener	*c_listener;
+	struct list_head		c_entry;
+	struct list_head		c_dev_entry;
+	struct rdma_cm_id		*c_id;
+	struct rdmaxfer_device		*c_dev;
+	struct ib_qp			*c_qp;
+	struct ib_cq			*c_scq;
+	struct ib_cq			*c_rcq;
+	u32				c_scq_size;
+	u32				c_port;
+
+	spinlock_t			c_lock;		/* see above */
+	enum rdmaxfer_conn_state	c_state;
+	int				c_error;
+	u32				c_credits;
+	u32				c_peer_recvs;
+	u32				c_grant;
+	struct list_head		c_free_sends;
+	u32				c_wr_free;
+	u32				c_rw_free;
+	struct list_head		c_msgs;
+	u32				c_nmsgs;
+	struct list_head		c_windows;
+	struct xarray			c_rwins;
+	struct mutex			c_rwin_lock;	/* c_rwins */
+	wait_queue_head_t		c_wait;
+
+	struct completion		c_established;
+	u32				c_reject_reason;
+	struct mutex			c_teardown_lock; /* teardown */
+	struct rw_semaphore		c_post_sem;
+	bool				c_torn_down;
+	struct work_struct		c_down_work;
+
+	struct rdmaxfer_ctrl		c_recvs[RDMAXFER_RECV_DEPTH];
+	struct rdmaxfer_ctrl		c_sends[RDMAXFER_SEND_BUFS];
+	u32				c_peer_ctrl_size;
+	u32				c_peer_seg_size;
+	u32				c_max_msg;
+	u64				c_max_op;
+	struct rdmaxfer_addr		c_local;
+	struct rdmaxfer_addr		c_peer;
+};
+
+/**
+ * struct rdmaxfer_listener - a listening rdma_cm id
+ * @l_obj: id in the owning file and references: the id table, the
+ *	cm_id's context, connections it created until accepted
+ * @l_id: the rdma_cm id; NULL once destroyed
+ * @l_lock: protects @l_queue, @l_queued, @l_pending, @l_closed
+ * @l_queue: established connections waiting for ACCEPT
+ * @l_queued: their number
+ * @l_pending: connections being set up (not yet established)
+ * @l_npending: their number
+ * @l_backlog: most @l_queued + @l_pending allowed
+ * @l_closed: the listener is being destroyed
+ */
+struct rdmaxfer_listener {
+	struct rdmaxfer_obj	l_obj;
+	struct rdma_cm_id	*l_id;
+	spinlock_t		l_lock;		/* queues */
+	struct list_head	l_queue;
+	u32			l_queued;
+	struct list_head	l_pending;
+	u32			l_npending;
+	u32			l_backlog;
+	bool			l_closed;
+};
+
+/**
+ * struct rdmaxfer_piece - one rdma_rw context of an operation
+ * @p_req: the operation
+ * @p_cqe: completion of its last WR (all are signaled per piece)
+ * @p_ctx: the rdma_rw context
+ * @p_sgt: the local pages it moves
+ * @p_nwr: send WRs it posted
+ * @p_raddr: remote address
+ * @p_rkey: remote key
+ * @p_len: bytes
+ * @p_loff: offset in the local buffer
+ */
+struct rdmaxfer_piece {
+	struct rdmaxfer_req	*p_req;
+	struct ib_cqe		p_cqe;
+	struct rdma_rw_ctx	p_ctx;
+	struct sg_table		p_sgt;
+	u32			p_nwr;
+	u64			p_raddr;
+	u32			p_rkey;
+	u32			p_len;
+	u64			p_loff;
+};
+
+/**
+ * struct rdmaxfer_req - one operation of a SUBMIT
+ * @r_event: its completion, queued to the file when done
+ * @r_file: the file (valid: release() drains every connection first)
+ * @r_conn: the connection (reference)
+ * @r_buf: the local buffer (reference), NULL for atomics
+ * @r_dir: DMA direction of the pieces
+ * @r_remote_offset: WRITE_IMM: where in the peer's window
+ * @r_buf_offset: SEND: where in the buffer
+ * @r_pending: WRs or messages still to complete
+ * @r_status: first error, negative errno
+ * @r_wc_status: first failing work completion status
+ * @r_atomic: atomics: 8-byte result buffer, and its DMA address
+ * @r_atomic_dma: DMA address of @r_atomic
+ * @r_atomic_cqe: atomics: completion
+ * @r_atomic_wr: atomics: the work request
+ * @r_atomic_sge: atomics: its local buffer
+ * @r_npieces: number of @r_pieces
+ * @r_pieces: the rdma_rw pieces (WRITE, READ, WRITE_IMM)
+ */
+struct rdmaxfer_req {
+	struct rdmaxfer_event	r_event;
+	struct rdmaxfer_file	*r_file;
+	struct rdmaxfer_conn	*r_conn;
+	struct rdmaxfer_buf	*r_buf;
+	enum dma_data_direction	r_dir;
+	u64			r_remote_offset;
+	u64			r_buf_offset;
+	struct ib_atomic_wr	r_atomic_wr;
+	struct ib_sge		r_atomic_sge;
+	atomic_t		r_pending;
+	int			r_status;
+	u32			r_wc_status;
+	u64			*r_atomic;
+	u64			r_atomic_dma;
+	struct ib_cqe		r_atomic_cqe;
+	u32			r_npieces;
+	struct rdmaxfer_piece	r_pieces[];
 };
 
 /* device.c */
 int rdmaxfer_device_init(void);
 void rdmaxfer_device_exit(void);
 u32 rdmaxfer_device_count(void);
+struct rdmaxfer_device *rdmaxfer_device_get(u32 index);
+void rdmaxfer_device_put(struct rdmaxfer_device *rd);
+int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn);
+void rdmaxfer_device_detach(struct rdmaxfer_conn *conn);
 int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
@@ -58,5 +500,57 @@ int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
 /* chardev.c */
 int rdmaxfer_chardev_init(void);
 void rdmaxfer_chardev_exit(void);
+void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 type);
+int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj);
+bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj);
+void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type);
+void rdmaxfer_obj_put(struct rdmaxfer_obj *obj);
+void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
+int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
+			int status, u64 bytes, u64 value, u32 imm, u32 window_id);
+bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n);
+void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n);
+
+/* conn.c */
+int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_query_conn(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
+void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
+int rdmaxfer_close(struct rdmaxfer_file *rf, void *arg);
+struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout);
+int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+		       enum rdmaxfer_msg_type type, u32 length);
+void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+int rdmaxfer_post_begin(struct rdmaxfer_conn *conn);
+void rdmaxfer_post_end(struct rdmaxfer_conn *conn);
+int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
+void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
+
+/* mem.c */
+int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_buf_release(struct rdmaxfer_buf *buf);
+int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn);
+void rdmaxfer_window_release(struct rdmaxfer_window *win);
+int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
+int rdmaxfer_rwin_del(struct rdmaxfer_conn *conn, u32 id);
+void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn);
+u32 rdmaxfer_seg_pages(struct ib_device *ib);
+
+/* xfer.c */
+int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
+void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 #endif /* RDMAXFER_H */

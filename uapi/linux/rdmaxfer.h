@@ -597,13 +597,25 @@ struct rdmaxfer_submit {
 
 #define RDMAXFER_IOC_SUBMIT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_SUBMIT)
 
-/* Events in struct rdmaxfer_completion.opcode (operations use RDMAXFER_OP_*) */
-#define RDMAXFER_EVENT_WINDOW		0x100	/* the peer exposed @window_id: @bytes long, @flags access */
-#define RDMAXFER_EVENT_WINDOW_REVOKED	0x101	/* the peer revoked @window_id */
-#define RDMAXFER_EVENT_RECV		0x102	/* a message of @bytes arrived: RECV it */
-#define RDMAXFER_EVENT_WRITE_IMM	0x103	/* the peer wrote @bytes at @value into our @window_id, @imm_data */
-#define RDMAXFER_EVENT_DISCONNECTED	0x104	/* the connection is down: @status says why */
-#define RDMAXFER_EVENT_CONNECTED	0x105	/* a listener has a connection to ACCEPT (@conn_id: listener) */
+/*
+ * Events in struct rdmaxfer_completion.opcode (operations use RDMAXFER_OP_*):
+ *
+ * WINDOW: the peer exposed @window_id to us, @bytes long, @flags = access.
+ * WINDOW_REVOKED: the peer revoked @window_id.
+ * RECV: a message of @bytes arrived on @conn_id: take it with RECV.
+ * WRITE_IMM: the peer wrote @bytes at offset @value into our @window_id,
+ *	and sent @imm_data with it; the data is in place.
+ * DISCONNECTED: @conn_id is down; @status says why (ECONNRESET: the peer
+ *	went away, ENODEV: the device was removed, EPROTO: the peer broke the
+ *	protocol, ENOBUFS: this file did not reap or RECV fast enough).
+ * CONNECTED: listener @conn_id has a connection to ACCEPT; @value is its id.
+ */
+#define RDMAXFER_EVENT_WINDOW		0x100
+#define RDMAXFER_EVENT_WINDOW_REVOKED	0x101
+#define RDMAXFER_EVENT_RECV		0x102
+#define RDMAXFER_EVENT_WRITE_IMM	0x103
+#define RDMAXFER_EVENT_DISCONNECTED	0x104
+#define RDMAXFER_EVENT_CONNECTED	0x105
 
 /**
  * struct rdmaxfer_completion - one completion or event, from REAP

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - registered buffers and windows.
+ *
+ * Registered buffers: REG_BUF pins user pages with FOLL_LONGTERM (and
+ * FOLL_WRITE only when the device will write them), after charging them to
+ * the caller's RLIMIT_MEMLOCK the way ib_umem_get() does (mm->pinned_vm;
+ * CAP_IPC_LOCK bypasses the limit).  Only anonymous, shmem/memfd and hugetlb
+ * memory is accepted (EOPNOTSUPP otherwise): a long-term pin of the page
+ * cache of a file that needs writeback would fight the writeback.  The
+ * pages are not DMA-mapped here: rdma_rw maps each operation's pages on the
+ * connection's device, and EXPOSE maps a window's pages, because a buffer
+ * may be used with several devices.  The
+ * last reference (the id table, windows, operations in flight) unpins and
+ * uncharges, from process or workqueue context.
+ *
+ * Windows: EXPOSE registers a slice of a buffer with fast registration
+ * (IB_WR_REG_MR) on the connection's device, with exactly the access asked
+ * for, and advertises it to the peer in one ADVERT message.  A device maps
+ * at most max_fast_reg_page_list_len pages per MR, so a window is a list of
+ * segments, one MR each; the peer splits its operations at segment
+ * boundaries.  Each registration rotates the MR's key.  A window is
+ * released (REVOKE, its connection going down, or the file closing) by
+ * deregistering its MRs, which invalidates their keys, before the buffer
+ * reference that keeps the pages pinned is dropped: invalidate, then unpin.
+ *
+ * The peer's windows (struct rdmaxfer_rwin) live in the connection's
+ * c_rwins xarray, built from ADVERT messages after checking every field.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/backing-dev.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "rdmaxfer.h"
+
+/*
+ * Is every byte of [start, end) in memory that may be pinned long-term?
+ * Anonymous, shmem/memfd and hugetlbfs memory may; page cache of a file
+ * that needs writeback may not (the pin would fight writeback).
+ */
+static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsigned long end)
+{
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	mmap_read_lock(mm);
+	for (vma = find_vma(mm, start); start < end; vma = find_vma(mm, start)) {
+		if (!vma || vma->vm_start > start) {
+			ret = -EFAULT;
+			break;
+		}
+		if (vma->vm_file && mapping_can_writeback(vma->vm_file->f_mapping)) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/**
+ * rdmaxfer_reg_buf - RDMAXFER_IOC_REG_BUF
+ * @rf: the file
+ * @arg: struct rdmaxfer_reg_buf
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL (length, access), -EOPNOTSUPP (file-backed memory),
+ * -EFAULT (unmapped memory, or written file pages), -ENOMEM (RLIMIT_MEMLOCK
+ * or memory), -EMFILE (too many objects).
+ */
+int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_reg_buf *cmd = arg;
+	unsigned int gup = FOLL_LONGTERM;
+	struct rdmaxfer_buf *buf;
+	unsigned long start, end, npages, done = 0, limit;
+	u64 last;
+	int ret;
+
+	if (!cmd->length || cmd->length > RDMAXFER_MAX_BUF_SIZE ||
+	    check_add_overflow(cmd->addr, cmd->length - 1, &last) || last >= TASK_SIZE)
+		return -EINVAL;
+	if (!cmd->access || cmd->access & ~(RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE))
+		return -EINVAL;
+	if (cmd->access & RDMAXFER_BUF_WRITE)
+		gup |= FOLL_WRITE;
+
+	start = cmd->addr & PAGE_MASK;
+	end = PAGE_ALIGN(last + 1);
+	npages = (end - start) >> PAGE_SHIFT;
+	ret = rdmaxfer_check_vmas(current->mm, start, end);
+	if (ret)
+		return ret;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rdmaxfer_obj_init(&buf->b_obj, rf, RDMAXFER_OBJ_BUF);
+	buf->b_addr = cmd->addr;
+	buf->b_length = cmd->length;
+	buf->b_access = cmd->access;
+	buf->b_pages = kvmalloc_array(npages, sizeof(*buf->b_pages), GFP_KERNEL);
+	if (!buf->b_pages) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	buf->b_mm = current->mm;
+	mmgrab(buf->b_mm);
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	if (atomic64_add_return(npages, &buf->b_mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		ret = -ENOMEM;
+		goto out_uncharge;
+	}
+
+	while (done < npages) {
+		int n = min_t(unsigned long, npages - done, 4096);
+
+		n = pin_user_pages_fast(start + done * PAGE_SIZE, n, gup, buf->b_pages + done);
+		if (n <= 0) {
+			ret = n ? n : -EFAULT;
+			goto out_unpin;
+		}
+		done += n;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out_unpin;
+		}
+	}
+	buf->b_npages = npages;
+
+	ret = rdmaxfer_obj_insert(&buf->b_obj);
+	if (ret)
+		goto out_unpin;
+	atomic64_add(cmd->length, &rf->rf_pinned);
+	cmd->buf_id = buf->b_obj.id;
+	rdmaxfer_obj_put(&buf->b_obj);	/* the table holds it now */
+	return 0;
+
+out_unpin:
+	unpin_user_pages(buf->b_pages, done);
+out_uncharge:
+	atomic64_sub(npages, &buf->b_mm->pinned_vm);
+	mmdrop(buf->b_mm);
+	kvfree(buf->b_pages);
+out_free:
+	kfree(buf);
+	return ret;
+}
+
+/**
+ * rdmaxfer_buf_release - free a buffer whose last reference is gone
+ * @buf: the buffer
+ *
+ * Unpins (dirtying the pages if the device may have written them) and
+ * uncharges.  No MR maps the pages any more: every window holding the
+ * buffer was deregistered first.
+ *
+ * Context: process or workqueue context (may sleep on the page lock).
+ */
+void rdmaxfer_buf_release(struct rdmaxfer_buf *buf)
+{
+	unpin_user_pages_dirty_lock(buf->b_pages, buf->b_npages,
+				    buf->b_access & RDMAXFER_BUF_WRITE);
+	atomic64_sub(buf->b_npages, &buf->b_mm->pinned_vm);
+	atomic64_sub(buf->b_length, &buf->b_obj.file->rf_pinned);
+	mmdrop(buf->b_mm);
+	kvfree(buf->b_pages);
+	kfree(buf);
+}
+
+/**
+ * rdmaxfer_dereg_buf - RDMAXFER_IOC_DEREG_BUF
+ * @rf: the file
+ * @arg: struct rdmaxfer_dereg_buf
+ *
+ * Context: process context; takes rf_lock.
+ * Return: 0, -ENOENT (no such buffer), -EBUSY (a window or an operation
+ * uses it), -EINVAL.
+ */
+int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_dereg_buf *cmd = arg;
+	struct rdmaxfer_buf *buf;
+	int ret = 0;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	mutex_lock(&rf->rf_lock);
+	buf = xa_load(&rf->rf_objs, cmd->buf_id);
+	if (!buf || buf->b_obj.type != RDMAXFER_OBJ_BUF) {
+		ret = -ENOENT;
+	} else if (kref_read(&buf->b_obj.ref) > 1) {
+		/* new references are only taken from the table under rf_lock */
+		ret = -EBUSY;
+	} else {
+		xa_erase(&rf->rf_objs, cmd->buf_id);
+		rf->rf_nobjs--;
+	}
+	mutex_unlock(&rf->rf_lock);
+	if (!ret)
+		rdmaxfer_obj_put(&buf->b_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_seg_pages - pages one window segment covers on a device
+ * @ib: the device
+ */
+u32 rdmaxfer_seg_pages(struct ib_device *ib)
+{
+	return clamp_t(u32, ib->attrs.max_fast_reg_page_list_len, 1, RDMAXFER_MAX_SEG_PAGES);
+}
+
+/* Free a window's segments: deregister (invalidating the keys), unmap. */
+static void rdmaxfer_window_free_segs(struct rdmaxfer_window *win, struct ib_device *ib)
+{
+	u32 i;
+
+	for (i = 0; i < win->w_nsegs; i++) {
+		struct rdmaxfer_wseg *ws = &win->w_segs[i];
+
+		if (ws->ws_mr)
+			ib_dereg_mr(ws->ws_mr);
+		if (ws->ws_sgt.nents)
+			ib_dma_unmap_sgtable_attrs(ib, &ws->ws_sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(&ws->ws_sgt);
+	}
+}
+
+/**
+ * rdmaxfer_window_release - free a window whose last reference is gone
+ * @win: the window
+ *
+ * Context: process context.
+ */
+void rdmaxfer_window_release(struct rdmaxfer_window *win)
+{
+	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	rdmaxfer_device_put(win->w_dev);
+	rdmaxfer_obj_put(&win->w_buf->b_obj);
+	rdmaxfer_obj_put(&win->w_conn->c_obj);
+	kfree(win);
+}
+
+/*
+ * Take a window off its connection and out of the id table, dropping the
+ * references those held.  Safe to race with itself.
+ */
+static void rdmaxfer_window_unlink(struct rdmaxfer_window *win)
+{
+	struct rdmaxfer_conn *conn = win->w_conn;
+	bool listed;
+
+	spin_lock(&conn->c_lock);
+	listed = !list_empty(&win->w_entry);
+	list_del_init(&win->w_entry);
+	spin_unlock(&conn->c_lock);
+	kref_get(&win->w_obj.ref);
+	if (listed)
+		rdmaxfer_obj_put(&win->w_obj);
+	if (rdmaxfer_obj_remove(&win->w_obj))
+		rdmaxfer_obj_put(&win->w_obj);
+	rdmaxfer_obj_put(&win->w_obj);
+}
+
+/**
+ * rdmaxfer_window_release_all - release every window exposed on a connection
+ * @conn: the connection, being torn down (its QP is drained)
+ *
+ * Context: process context.  The MRs are deregistered before the buffers
+ * can be unpinned.
+ */
+void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_window *win;
+
+	for (;;) {
+		spin_lock(&conn->c_lock);
+		win = list_first_entry_or_null(&conn->c_windows, struct rdmaxfer_window,
+					       w_entry);
+		if (win)
+			kref_get(&win->w_obj.ref);
+		spin_unlock(&conn->c_lock);
+		if (!win)
+			break;
+		rdmaxfer_window_unlink(win);
+		rdmaxfer_obj_put(&win->w_obj);
+	}
+}
+
+/* Map the pages of one segment and prepare its MR; no WR is posted here. */
+static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_wseg *ws,
+				   struct ib_pd *pd, struct page **pages, u32 npages,
+				   u32 offset, u32 length)
+{
+	struct ib_device *ib = pd->device;
+	int ret, n;
+
+	ret = sg_alloc_table_from_pages_segment(&ws->ws_sgt, pages, npages, offset, length,
+						ib_dma_max_seg_size(ib), GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = ib_dma_map_sgtable_attrs(ib, &ws->ws_sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		ws->ws_sgt.nents = 0;
+		return ret;
+	}
+	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, npages);
+	if (IS_ERR(ws->ws_mr)) {
+		ret = PTR_ERR(ws->ws_mr);
+		ws->ws_mr = NULL;
+		return ret;
+	}
+	ib_update_fast_reg_key(ws->ws_mr, ib_inc_rkey(ws->ws_mr->rkey));
+	n = ib_map_mr_sg(ws->ws_mr, ws->ws_sgt.sgl, ws->ws_sgt.nents, NULL, PAGE_SIZE);
+	if (n != ws->ws_sgt.nents)
+		return n < 0 ? n : -EINVAL;
+	return 0;
+}
+
+static int rdmaxfer_ib_access(u32 access)
+{
+	int acc = 0;
+
+	if (access & RDMAXFER_REMOTE_READ)
+		acc |= IB_ACCESS_REMOTE_READ;
+	if (access & RDMAXFER_REMOTE_WRITE)
+		acc |= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	if (access & RDMAXFER_REMOTE_ATOMIC)
+		acc |= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+	return acc;
+}
+
+static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_wseg *ws = container_of(wc->wr_cqe, struct rdmaxfer_wseg, ws_cqe);
+	struct rdmaxfer_window *win = ws->ws_win;
+
+	if (wc->status != IB_WC_SUCCESS)
+		win->w_reg_status = -EIO;
+	rdmaxfer_wr_release(win->w_conn, win->w_reg_batch, 0);
+	complete(&win->w_reg_done);
+}
+
+/*
+ * Register the window's segments: post their REG_MR work requests in
+ * batches, the last of each batch signaled, and wait for each batch.
+ */
+static int rdmaxfer_window_register(struct rdmaxfer_window *win)
+{
+	struct rdmaxfer_conn *conn = win->w_conn;
+	struct ib_reg_wr wrs[RDMAXFER_REG_BATCH];
+	int access = rdmaxfer_ib_access(win->w_access);
+	struct rdmaxfer_wseg *last;
+	u32 i, first, n;
+	int ret;
+
+	for (first = 0; first < win->w_nsegs; first += n) {
+		n = min_t(u32, win->w_nsegs - first, RDMAXFER_REG_BATCH);
+		ret = rdmaxfer_wr_reserve(conn, n, 0);
+		if (ret)
+			return ret;
+		memset(wrs, 0, sizeof(wrs));
+		for (i = 0; i < n; i++) {
+			struct rdmaxfer_wseg *ws = &win->w_segs[first + i];
+
+			wrs[i].wr.opcode = IB_WR_REG_MR;
+			wrs[i].wr.next = i + 1 < n ? &wrs[i + 1].wr : NULL;
+			wrs[i].mr = ws->ws_mr;
+			wrs[i].key = ws->ws_mr->rkey;
+			wrs[i].access = access;
+		}
+		last = &win->w_segs[first + n - 1];
+		last->ws_cqe.done = rdmaxfer_reg_done;
+		wrs[n - 1].wr.wr_cqe = &last->ws_cqe;
+		wrs[n - 1].wr.send_flags = IB_SEND_SIGNALED;
+		win->w_reg_batch = n;
+		reinit_completion(&win->w_reg_done);
+		spin_lock(&conn->c_lock);
+		if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
+			ret = -ENOTCONN;
+		else
+			ret = ib_post_send(conn->c_qp, &wrs[0].wr, NULL);
+		spin_unlock(&conn->c_lock);
+		if (ret) {
+			rdmaxfer_wr_release(conn, n, 0);
+			return ret;
+		}
+		/* the WRs complete even if the QP dies (flushed), so no timeout */
+		wait_for_completion(&win->w_reg_done);
+		if (win->w_reg_status)
+			return win->w_reg_status;
+	}
+	return 0;
+}
+
+/* Build and send the ADVERT of a registered window. */
+static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
+{
+	struct rdmaxfer_conn *conn = win->w_conn;
+	struct rdmaxfer_msg_advert *adv;
+	struct rdmaxfer_ctrl *ct;
+	u32 i, len;
+
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+	if (IS_ERR(ct))
+		return PTR_ERR(ct);
+	adv = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
+	len = struct_size(adv, segs, win->w_nsegs);
+	adv->window_id = cpu_to_be32(win->w_obj.id);
+	adv->access = cpu_to_be32(win->w_access);
+	adv->length = cpu_to_be64(win->w_length);
+	adv->nsegs = cpu_to_be32(win->w_nsegs);
+	adv->reserved = 0;
+	for (i = 0; i < win->w_nsegs; i++) {
+		struct ib_mr *mr = win->w_segs[i].ws_mr;
+
+		adv->segs[i].addr = cpu_to_be64(mr->iova);
+		adv->segs[i].rkey = cpu_to_be32(mr->rkey);
+		adv->segs[i].length = cpu_to_be32(mr->length);
+	}
+	return rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_ADVERT, len);
+}
+
+/**
+ * rdmaxfer_expose - RDMAXFER_IOC_EXPOSE
+ * @rf: the file
+ * @arg: struct rdmaxfer_expose
+ *
+ * Context: process context, may sleep (registration, waiting for a credit).
+ * Return: 0, -ENOENT (ids), -EINVAL (range, access), -EPERM (access the
+ * buffer was not registered for), -ENOTCONN, -EMFILE, -ENOMEM, -EINTR.
+ */
+int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_expose *cmd = arg;
+	struct rdmaxfer_window *win;
+	struct rdmaxfer_conn *conn;
+	struct rdmaxfer_buf *buf;
+	u64 end, first_byte;
+	u32 seg_pages, nsegs, i;
+	unsigned long fp, npages;
+	u32 in_page;
+	int ret;
+
+	if (!cmd->access || cmd->access & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
+					    RDMAXFER_REMOTE_ATOMIC))
+		return -EINVAL;
+	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
+	if (!conn)
+		return -ENOENT;
+	buf = rdmaxfer_obj_get(rf, cmd->buf_id, RDMAXFER_OBJ_BUF);
+	if (!buf) {
+		ret = -ENOENT;
+		goto out_conn;
+	}
+	ret = -EINVAL;
+	if (!cmd->length || check_add_overflow(cmd->offset, cmd->length, &end) ||
+	    end > buf->b_length)
+		goto out_buf;
+	ret = -EPERM;
+	if ((cmd->access & RDMAXFER_REMOTE_READ) && !(buf->b_access & RDMAXFER_BUF_READ))
+		goto out_buf;
+	if ((cmd->access & (RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC)) &&
+	    !(buf->b_access & RDMAXFER_BUF_WRITE))
+		goto out_buf;
+	ret = rdmaxfer_post_begin(conn);
+	if (ret)
+		goto out_buf;
+	if ((cmd->access & RDMAXFER_REMOTE_ATOMIC) &&
+	    conn->c_dev->rd_ib->attrs.atomic_cap == IB_ATOMIC_NONE) {
+		ret = -EOPNOTSUPP;
+		goto out_post;
+	}
+
+	/* pages of the window, split into segments of seg_pages pages */
+	seg_pages = rdmaxfer_seg_pages(conn->c_dev->rd_ib);
+	first_byte = offset_in_page(buf->b_addr) + cmd->offset;
+	fp = first_byte >> PAGE_SHIFT;
+	in_page = offset_in_page(first_byte);
+	npages = DIV_ROUND_UP(in_page + cmd->length, PAGE_SIZE);
+	nsegs = DIV_ROUND_UP(npages, seg_pages);
+	ret = -EINVAL;
+	if (nsegs > RDMAXFER_MAX_WIN_SEGS ||
+	    sizeof(struct rdmaxfer_msg_hdr) + struct_size((struct rdmaxfer_msg_advert *)NULL,
+							  segs, nsegs) > conn->c_peer_ctrl_size)
+		goto out_post;
+
+	ret = -ENOMEM;
+	win = kzalloc(struct_size(win, w_segs, nsegs), GFP_KERNEL);
+	if (!win)
+		goto out_post;
+	rdmaxfer_obj_init(&win->w_obj, rf, RDMAXFER_OBJ_WINDOW);
+	win->w_conn = conn;
+	win->w_dev = conn->c_dev;
+	kref_get(&win->w_dev->rd_ref);
+	win->w_buf = buf;
+	INIT_LIST_HEAD(&win->w_entry);
+	win->w_offset = cmd->offset;
+	win->w_length = cmd->length;
+	win->w_access = cmd->access;
+	init_completion(&win->w_reg_done);
+	win->w_nsegs = nsegs;
+	for (i = 0; i < nsegs; i++) {
+		u32 np = min_t(unsigned long, seg_pages, npages - i * seg_pages);
+		u64 seg_start = i ? (u64)i * seg_pages * PAGE_SIZE - in_page : 0;
+		u32 len = min_t(u64, cmd->length - seg_start,
+				(u64)np * PAGE_SIZE - (i ? 0 : in_page));
+
+		win->w_segs[i].ws_win = win;
+		ret = rdmaxfer_window_map_seg(win, &win->w_segs[i], conn->c_dev->rd_pd,
+					      buf->b_pages + fp + i * seg_pages, np,
+					      i ? 0 : in_page, len);
+		if (ret)
+			goto out_win;
+	}
+	ret = rdmaxfer_window_register(win);
+	if (ret)
+		goto out_win;
+
+	/* from here the window owns the conn and buf references */
+	ret = rdmaxfer_obj_insert(&win->w_obj);
+	if (ret)
+		goto out_win;
+	spin_lock(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
+		kref_get(&win->w_obj.ref);
+		list_add_tail(&win->w_entry, &conn->c_windows);
+	} else {
+		ret = -ENOTCONN;
+	}
+	spin_unlock(&conn->c_lock);
+	if (!ret)
+		ret = rdmaxfer_window_advertise(win);
+	rdmaxfer_post_end(conn);
+	if (ret) {
+		rdmaxfer_window_unlink(win);
+		rdmaxfer_obj_put(&win->w_obj);
+		return ret;
+	}
+	cmd->window_id = win->w_obj.id;
+	rdmaxfer_obj_put(&win->w_obj);
+	return 0;
+
+out_win:
+	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	rdmaxfer_device_put(win->w_dev);
+	kfree(win);
+out_post:
+	rdmaxfer_post_end(conn);
+out_buf:
+	rdmaxfer_obj_put(&buf->b_obj);
+out_conn:
+	rdmaxfer_obj_put(&conn->c_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_revoke - RDMAXFER_IOC_REVOKE
+ * @rf: the file
+ * @arg: struct rdmaxfer_revoke
+ *
+ * Tells the peer (best effort: a connection that is down or out of credits
+ * for a second is not waited for), then deregisters the window's MRs and
+ * releases the buffer slice.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -ENOENT, -EINVAL.
+ */
+int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_revoke *cmd = arg;
+	struct rdmaxfer_window *win;
+	struct rdmaxfer_ctrl *ct;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	win = rdmaxfer_obj_get(rf, cmd->window_id, RDMAXFER_OBJ_WINDOW);
+	if (!win)
+		return -ENOENT;
+	if (!rdmaxfer_obj_remove(&win->w_obj)) {
+		rdmaxfer_obj_put(&win->w_obj);
+		return -ENOENT;		/* lost a race with another REVOKE */
+	}
+	rdmaxfer_obj_put(&win->w_obj);	/* the table's reference */
+
+	if (!rdmaxfer_post_begin(win->w_conn)) {
+		ct = rdmaxfer_ctrl_get(win->w_conn, HZ);
+		if (!IS_ERR(ct)) {
+			struct rdmaxfer_msg_revoke *rv;
+
+			rv = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
+			rv->window_id = cpu_to_be32(win->w_obj.id);
+			rdmaxfer_ctrl_post(win->w_conn, ct, RDMAXFER_MSG_REVOKE, sizeof(*rv));
+		}
+		rdmaxfer_post_end(win->w_conn);
+	}
+	rdmaxfer_window_unlink(win);
+	rdmaxfer_obj_put(&win->w_obj);
+	return 0;
+}
+
+/**
+ * rdmaxfer_rwin_add - record a window the peer advertised
+ * @conn: the connection
+ * @msg: the ADVERT payload
+ * @len: its length
+ *
+ * Every field is checked: lengths, counts, overflow of address + length,
+ * access bits, a duplicate id.
+ *
+ * Context: process context (receive completion).
+ * Return: 0, -EPROTO for a malformed message, -ENOMEM.
+ */
+int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
+{
+	const struct rdmaxfer_msg_advert *adv = msg;
+	struct rdmaxfer_rwin *rw;
+	u64 total = 0, end;
+	u32 i, nsegs, id;
+	int ret;
+
+	if (len < sizeof(*adv))
+		return -EPROTO;
+	nsegs = be32_to_cpu(adv->nsegs);
+	id = be32_to_cpu(adv->window_id);
+	if (!nsegs || nsegs > RDMAXFER_MAX_WIN_SEGS || len != struct_size(adv, segs, nsegs) ||
+	    !id || adv->reserved ||
+	    be32_to_cpu(adv->access) & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
+					 RDMAXFER_REMOTE_ATOMIC) || !adv->access)
+		return -EPROTO;
+	rw = kzalloc(struct_size(rw, rw_segs, nsegs), GFP_KERNEL);
+	if (!rw)
+		return -ENOMEM;
+	rw->rw_id = id;
+	rw->rw_access = be32_to_cpu(adv->access);
+	rw->rw_length = be64_to_cpu(adv->length);
+	rw->rw_nsegs = nsegs;
+	for (i = 0; i < nsegs; i++) {
+		rw->rw_segs[i].addr = be64_to_cpu(adv->segs[i].addr);
+		rw->rw_segs[i].rkey = be32_to_cpu(adv->segs[i].rkey);
+		rw->rw_segs[i].length = be32_to_cpu(adv->segs[i].length);
+		if (!rw->rw_segs[i].length ||
+		    check_add_overflow(rw->rw_segs[i].addr, (u64)rw->rw_segs[i].length, &end))
+			goto bad;
+		total += rw->rw_segs[i].length;
+	}
+	if (total != rw->rw_length)
+		goto bad;
+	mutex_lock(&conn->c_rwin_lock);
+	ret = xa_insert(&conn->c_rwins, id, rw, GFP_KERNEL);
+	mutex_unlock(&conn->c_rwin_lock);
+	if (ret) {
+		kfree(rw);
+		return ret == -EBUSY ? -EPROTO : ret;
+	}
+	return 0;
+bad:
+	kfree(rw);
+	return -EPROTO;
+}
+
+/**
+ * rdmaxfer_rwin_del - forget a window the peer revoked
+ * @conn: the connection
+ * @id: the peer's window id
+ *
+ * Operations already posted on it fail at the peer (remote access error).
+ *
+ * Context: process context.
+ * Return: 0, -EPROTO if the peer never advertised it.
+ */
+int rdmaxfer_rwin_del(struct rdmaxfer_conn *conn, u32 id)
+{
+	struct rdmaxfer_rwin *rw;
+
+	mutex_lock(&conn->c_rwin_lock);
+	rw = xa_erase(&conn->c_rwins, id);
+	mutex_unlock(&conn->c_rwin_lock);
+	if (!rw)
+		return -EPROTO;
+	kfree(rw);
+	return 0;
+}
+
+/**
+ * rdmaxfer_rwin_free_all - forget every window of the peer
+ * @conn: the connection, torn down
+ */
+void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_rwin *rw;
+	unsigned long id;
+
+	mutex_lock(&conn->c_rwin_lock);
+	xa_for_each(&conn->c_rwins, id, rw) {
+		xa_erase(&conn->c_rwins, id);
+		kfree(rw);
+	}
+	mutex_unlock(&conn->c_rwin_lock);
+}

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - operations: SUBMIT, completions, RECV and STATS.
+ *
+ * SUBMIT works in two phases.  First every operation of the batch is
+ * checked and turned into a struct rdmaxfer_req, taking references on its
+ * connection and buffer and room in the file's completion queue: an id
+ * that does not exist, a range outside the buffer or the peer's window (all
+ * additions overflow-checked), missing access, a misaligned atomic, fails
+ * the whole batch before anything is posted.  Then the requests are posted
+ * in order; a signal or a connection going down stops the batch there, and
+ * SUBMIT reports how many were posted.
+ *
+ * WRITE and READ go through the kernel's rdma_rw API.  An operation is
+ * split into pieces at the peer's segment boundaries (one MR each, see
+ * mem.c) and at the largest message both ports accept; each piece is one
+ * rdma_rw context over the pages of its slice of the buffer, and each is
+ * signaled, so that its completion returns its send-queue room.  The
+ * operation completes when all its pieces have.  WRITE_IMM is a WRITE
+ * followed, on the same QP, by a WRITE_DONE control message carrying the
+ * immediate, the window and the range: RC ordering delivers it after the
+ * data, and the 32-bit immediate of the verb could not carry the window as
+ * well.  SEND copies the bytes into a control buffer (so the peer needs no
+ * posted user buffer and can never hit RNR); atomics use a small kernel
+ * buffer for the returned value.
+ *
+ * Every posted operation ends in exactly one completion event, also when
+ * its connection is torn down (the drain flushes it: ECANCELED, or ENODEV
+ * if the device went away).  The completion drops the request's references
+ * before it is queued, so a completion never keeps a buffer pinned.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "rdmaxfer.h"
+
+struct rdmaxfer_stats_k rdmaxfer_global_stats;
+
+static int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
+{
+	switch (st) {
+	case IB_WC_SUCCESS:
+		return 0;
+	case IB_WC_WR_FLUSH_ERR:
+		return READ_ONCE(conn->c_error) == -ENODEV ? -ENODEV : -ECANCELED;
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_OP_ERR:
+		return -EREMOTEIO;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ECONNRESET;
+	default:
+		return -EIO;
+	}
+}
+
+static void rdmaxfer_req_free_ev(struct rdmaxfer_event *ev)
+{
+	kfree(container_of(ev, struct rdmaxfer_req, r_event));
+}
+
+/* Drop what a request holds; the memory is freed separately. */
+static void rdmaxfer_req_unref(struct rdmaxfer_req *req)
+{
+	if (req->r_atomic) {
+		ib_dma_unmap_single(req->r_conn->c_dev->rd_ib, req->r_atomic_dma,
+				    sizeof(u64), DMA_FROM_DEVICE);
+		kfree(req->r_atomic);
+		req->r_atomic = NULL;
+	}
+	if (req->r_buf)
+		rdmaxfer_obj_put(&req->r_buf->b_obj);
+	rdmaxfer_obj_put(&req->r_conn->c_obj);
+}
+
+/* Deliver the one completion of an operation. */
+static void rdmaxfer_req_complete(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_completion *c = &req->r_event.ev;
+	struct rdmaxfer_file *rf = req->r_file;
+	u16 op = c->opcode;
+
+	c->status = req->r_status;
+	c->wc_status = req->r_wc_status;
+	if (c->status) {
+		c->bytes = 0;
+		rdmaxfer_count(rf, RDMAXFER_C_ERRORS + op, 1);
+	} else {
+		if (req->r_atomic) {
+			ib_dma_sync_single_for_cpu(req->r_conn->c_dev->rd_ib, req->r_atomic_dma,
+						   sizeof(u64), DMA_FROM_DEVICE);
+			c->value = *req->r_atomic;
+		}
+		rdmaxfer_count(rf, RDMAXFER_C_OPS + op, 1);
+		rdmaxfer_count(rf, RDMAXFER_C_BYTES + op, c->bytes);
+	}
+	rdmaxfer_req_unref(req);
+	rdmaxfer_queue_event(rf, &req->r_event);
+}
+
+/* One WR, piece or message of a request finished with @err / @wc_status. */
+static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
+{
+	if (err && !req->r_status) {
+		req->r_status = err;
+		req->r_wc_status = wc_status;
+	}
+	if (atomic_dec_and_test(&req->r_pending))
+		rdmaxfer_req_complete(req);
+}
+
+/**
+ * rdmaxfer_req_wc - account one work completion of a request
+ * @req: the request
+ * @status: the completion status
+ *
+ * Context: completion handler (process context).
+ */
+void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
+{
+	rdmaxfer_req_put(req, rdmaxfer_wc_errno(req->r_conn, status), status);
+}
+
+/* An RDMA work request failed on a live QP: the QP is in error now. */
+static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_debug("conn %u: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
+		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	}
+}
+
+static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece *p)
+{
+	if (p->p_nwr)
+		rdma_rw_ctx_destroy(&p->p_ctx, req->r_conn->c_qp, req->r_conn->c_port,
+				    p->p_sgt.sgl, p->p_sgt.orig_nents, req->r_dir);
+	p->p_nwr = 0;
+	sg_free_table(&p->p_sgt);
+}
+
+static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_piece *p = container_of(wc->wr_cqe, struct rdmaxfer_piece, p_cqe);
+	struct rdmaxfer_req *req = p->p_req;
+	struct rdmaxfer_conn *conn = req->r_conn;
+	u32 nwr = p->p_nwr;
+
+	rdmaxfer_wc_check(conn, wc);
+	rdmaxfer_piece_free(req, p);
+	rdmaxfer_wr_release(conn, nwr, 1);
+	rdmaxfer_req_wc(req, wc->status);
+}
+
+static void rdmaxfer_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+
+	rdmaxfer_wc_check(req->r_conn, wc);
+	rdmaxfer_wr_release(req->r_conn, 1, 0);
+	rdmaxfer_req_wc(req, wc->status);
+}
+
+/* Is [off, off + len) inside [0, size)? */
+static bool rdmaxfer_range_ok(u64 off, u64 len, u64 size)
+{
+	u64 end;
+
+	return len && !check_add_overflow(off, len, &end) && end <= size;
+}
+
+/*
+ * Split [roff, roff + len) of the peer's window @rw into pieces; with
+ * @req NULL only count them.
+ */
+static u32 rdmaxfer_split(const struct rdmaxfer_rwin *rw, u64 roff, u64 len, u64 loff,
+			  u32 max_piece, struct rdmaxfer_req *req)
+{
+	u64 seg_start = 0, pos = 0;
+	u32 i = 0, n = 0;
+
+	while (seg_start + rw->rw_segs[i].length <= roff) {
+		seg_start += rw->rw_segs[i].length;
+		i++;
+	}
+	while (pos < len) {
+		u64 in_seg = roff + pos - seg_start;
+		u32 chunk = min3(len - pos, rw->rw_segs[i].length - in_seg, (u64)max_piece);
+
+		if (req) {
+			struct rdmaxfer_piece *p = &req->r_pieces[n];
+
+			p->p_req = req;
+			p->p_cqe.done = rdmaxfer_piece_done;
+			p->p_raddr = rw->rw_segs[i].addr + in_seg;
+			p->p_rkey = rw->rw_segs[i].rkey;
+			p->p_len = chunk;
+			p->p_loff = loff + pos;
+		}
+		n++;
+		pos += chunk;
+		if (in_seg + chunk == rw->rw_segs[i].length) {
+			seg_start += rw->rw_segs[i].length;
+			i++;
+		}
+	}
+	return n;
+}
+
+/* Check one operation and build its request (nothing is posted). */
+static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_op *op,
+				struct rdmaxfer_req **out)
+{
+	bool atomic = op->opcode == RDMAXFER_OP_CAS || op->opcode == RDMAXFER_OP_FADD;
+	const struct rdmaxfer_rwin *rw = NULL;
+	struct rdmaxfer_req *req = NULL;
+	struct rdmaxfer_buf *buf = NULL;
+	struct rdmaxfer_conn *conn;
+	u32 need_buf = 0, need_win = 0, npieces = 0, max_piece;
+	int ret;
+
+	if (op->flags || op->__reserved)
+		return -EINVAL;
+	switch (op->opcode) {
+	case RDMAXFER_OP_WRITE:
+	case RDMAXFER_OP_WRITE_IMM:
+		need_buf = RDMAXFER_BUF_READ;
+		need_win = RDMAXFER_REMOTE_WRITE;
+		break;
+	case RDMAXFER_OP_READ:
+		need_buf = RDMAXFER_BUF_WRITE;
+		need_win = RDMAXFER_REMOTE_READ;
+		break;
+	case RDMAXFER_OP_SEND:
+		need_buf = RDMAXFER_BUF_READ;
+		break;
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		need_win = RDMAXFER_REMOTE_ATOMIC;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	conn = rdmaxfer_obj_get(rf, op->conn_id, RDMAXFER_OBJ_CONN);
+	if (!conn)
+		return -ENOENT;
+	ret = -ENOTCONN;
+	if (READ_ONCE(conn->c_state) != RDMAXFER_CS_ESTABLISHED)
+		goto out_conn;
+	if (need_buf) {
+		ret = -ENOENT;
+		buf = rdmaxfer_obj_get(rf, op->buf_id, RDMAXFER_OBJ_BUF);
+		if (!buf)
+			goto out_conn;
+		ret = -EINVAL;
+		if ((buf->b_access & need_buf) != need_buf ||
+		    !rdmaxfer_range_ok(op->buf_offset, op->length, buf->b_length))
+			goto out_buf;
+	}
+
+	max_piece = min_t(u64, conn->c_peer_seg_size, conn->c_max_msg);
+	mutex_lock(&conn->c_rwin_lock);
+	if (need_win) {
+		ret = -ENOENT;
+		rw = xa_load(&conn->c_rwins, op->window_id);
+		if (!rw)
+			goto out_unlock;
+		ret = -EINVAL;
+		if ((rw->rw_access & need_win) != need_win ||
+		    !rdmaxfer_range_ok(op->remote_offset, op->length, rw->rw_length))
+			goto out_unlock;
+	}
+	switch (op->opcode) {
+	case RDMAXFER_OP_SEND:
+		if (op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
+				       sizeof(struct rdmaxfer_msg_hdr)))
+			goto out_unlock;
+		break;
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		if (op->length != sizeof(u64))
+			goto out_unlock;
+		break;
+	default:
+		if (op->length > conn->c_max_op)
+			goto out_unlock;
+		npieces = rdmaxfer_split(rw, op->remote_offset, op->length, op->buf_offset,
+					 max_piece, NULL);
+		if (npieces > RDMAXFER_RW_CTXS / 2)
+			goto out_unlock;
+	}
+
+	ret = -ENOMEM;
+	req = kzalloc(struct_size(req, r_pieces, npieces), GFP_KERNEL);
+	if (!req)
+		goto out_unlock;
+	req->r_file = rf;
+	req->r_conn = conn;
+	req->r_buf = buf;
+	req->r_npieces = npieces;
+	req->r_dir = op->opcode == RDMAXFER_OP_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	req->r_remote_offset = op->remote_offset;
+	req->r_buf_offset = op->buf_offset;
+	req->r_event.ev_free = rdmaxfer_req_free_ev;
+	req->r_event.ev.user_data = op->user_data;
+	req->r_event.ev.conn_id = op->conn_id;
+	req->r_event.ev.opcode = op->opcode;
+	req->r_event.ev.bytes = op->length;
+	req->r_event.ev.window_id = op->window_id;
+	req->r_event.ev.imm_data = op->imm_data;
+	if (npieces)
+		rdmaxfer_split(rw, op->remote_offset, op->length, op->buf_offset, max_piece, req);
+
+	if (atomic) {
+		/* the target address itself must be 8-byte aligned */
+		u64 seg_start = 0, addr;
+		u32 i = 0;
+
+		while (seg_start + rw->rw_segs[i].length <= op->remote_offset)
+			seg_start += rw->rw_segs[i++].length;
+		addr = rw->rw_segs[i].addr + op->remote_offset - seg_start;
+		ret = -EINVAL;
+		if (!IS_ALIGNED(addr, sizeof(u64)) ||
+		    op->remote_offset - seg_start + sizeof(u64) > rw->rw_segs[i].length)
+			goto out_req;
+		ret = -ENOMEM;
+		req->r_atomic = kzalloc(sizeof(u64), GFP_KERNEL);
+		if (!req->r_atomic)
+			goto out_req;
+		req->r_atomic_dma = ib_dma_map_single(conn->c_dev->rd_ib, req->r_atomic,
+						      sizeof(u64), DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(conn->c_dev->rd_ib, req->r_atomic_dma)) {
+			kfree(req->r_atomic);
+			req->r_atomic = NULL;
+			goto out_req;
+		}
+		req->r_atomic_cqe.done = rdmaxfer_atomic_done;
+		req->r_atomic_sge.addr = req->r_atomic_dma;
+		req->r_atomic_sge.length = sizeof(u64);
+		req->r_atomic_sge.lkey = conn->c_dev->rd_pd->local_dma_lkey;
+		req->r_atomic_wr.wr.wr_cqe = &req->r_atomic_cqe;
+		req->r_atomic_wr.wr.sg_list = &req->r_atomic_sge;
+		req->r_atomic_wr.wr.num_sge = 1;
+		req->r_atomic_wr.wr.opcode = op->opcode == RDMAXFER_OP_CAS ?
+					     IB_WR_ATOMIC_CMP_AND_SWP : IB_WR_ATOMIC_FETCH_AND_ADD;
+		req->r_atomic_wr.wr.send_flags = IB_SEND_SIGNALED;
+		req->r_atomic_wr.remote_addr = addr;
+		req->r_atomic_wr.compare_add = op->compare_add;
+		req->r_atomic_wr.swap = op->swap;
+		req->r_atomic_wr.rkey = rw->rw_segs[i].rkey;
+	}
+	mutex_unlock(&conn->c_rwin_lock);
+	*out = req;
+	return 0;
+
+out_req:
+	kfree(req);
+out_unlock:
+	mutex_unlock(&conn->c_rwin_lock);
+out_buf:
+	if (buf)
+		rdmaxfer_obj_put(&buf->b_obj);
+out_conn:
+	rdmaxfer_obj_put(&conn->c_obj);
+	return ret;
+}
+
+/* Free a request that was never posted. */
+static void rdmaxfer_req_discard(struct rdmaxfer_req *req)
+{
+	rdmaxfer_req_unref(req);
+	kfree(req);
+}
+
+/* Copy @len bytes at @off of a registered buffer into @dst. */
+static void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len)
+{
+	u64 pos = offset_in_page(buf->b_addr) + off;
+
+	while (len) {
+		u32 in = offset_in_page(pos);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		memcpy_from_page(dst, buf->b_pages[pos >> PAGE_SHIFT], in, n);
+		dst += n;
+		pos += n;
+		len -= n;
+	}
+}
+
+static int rdmaxfer_post_send(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	struct rdmaxfer_ctrl *ct;
+	u32 len = req->r_event.ev.bytes;
+
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+	if (IS_ERR(ct))
+		return PTR_ERR(ct);
+	rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset,
+			  ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr), len);
+	atomic_set(&req->r_pending, 1);
+	ct->ct_req = req;
+	return rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_DATA, len);
+}
+
+static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret;
+
+	ret = rdmaxfer_wr_reserve(conn, 1, 0);
+	if (ret)
+		return ret;
+	atomic_set(&req->r_pending, 1);
+	spin_lock(&conn->c_lock);
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
+		ret = -ENOTCONN;
+	else
+		ret = ib_post_send(conn->c_qp, &req->r_atomic_wr.wr, NULL);
+	spin_unlock(&conn->c_lock);
+	if (ret)
+		rdmaxfer_wr_release(conn, 1, 0);
+	return ret;
+}
+
+/* Build the rdma_rw contexts of a request's pieces; on error none is left. */
+static int rdmaxfer_pieces_init(struct rdmaxfer_req *req, u32 *nwr)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	struct rdmaxfer_buf *buf = req->r_buf;
+	struct ib_device *ib = conn->c_dev->rd_ib;
+	u32 i;
+	int ret;
+
+	*nwr = 0;
+	for (i = 0; i < req->r_npieces; i++) {
+		struct rdmaxfer_piece *p = &req->r_pieces[i];
+		u64 first = offset_in_page(buf->b_addr) + p->p_loff;
+		u32 in = offset_in_page(first);
+
+		ret = sg_alloc_table_from_pages_segment(&p->p_sgt,
+							buf->b_pages + (first >> PAGE_SHIFT),
+							DIV_ROUND_UP(in + p->p_len, PAGE_SIZE),
+							in, p->p_len, ib_dma_max_seg_size(ib),
+							GFP_KERNEL);
+		if (ret)
+			goto fail;
+		ret = rdma_rw_ctx_init(&p->p_ctx, conn->c_qp, conn->c_port, p->p_sgt.sgl,
+				       p->p_sgt.orig_nents, 0, p->p_raddr, p->p_rkey, req->r_dir);
+		if (ret < 0) {
+			sg_free_table(&p->p_sgt);
+			goto fail;
+		}
+		p->p_nwr = ret;
+		*nwr += ret;
+	}
+	return 0;
+fail:
+	while (i--)
+		rdmaxfer_piece_free(req, &req->r_pieces[i]);
+	return ret;
+}
+
+/* WRITE, READ, WRITE_IMM: post the pieces, then the notification. */
+static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	bool imm = req->r_event.ev.opcode == RDMAXFER_OP_WRITE_IMM;
+	struct rdmaxfer_ctrl *ct = NULL;
+	u32 i, nwr, posted = 0;
+	int ret;
+
+	if (imm) {
+		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+		if (IS_ERR(ct))
+			return PTR_ERR(ct);
+	}
+	ret = rdmaxfer_wr_reserve(conn, 0, req->r_npieces);
+	if (ret)
+		goto out_ct;
+	ret = rdmaxfer_pieces_init(req, &nwr);
+	if (ret) {
+		/* the MR pool of rdma_rw may be empty: EAGAIN, retried by the user */
+		rdmaxfer_wr_release(conn, 0, req->r_npieces);
+		goto out_ct;
+	}
+	ret = rdmaxfer_wr_reserve(conn, nwr, 0);
+	if (ret) {
+		for (i = 0; i < req->r_npieces; i++)
+			rdmaxfer_piece_free(req, &req->r_pieces[i]);
+		rdmaxfer_wr_release(conn, 0, req->r_npieces);
+		goto out_ct;
+	}
+
+	atomic_set(&req->r_pending, req->r_npieces + imm);
+	spin_lock(&conn->c_lock);
+	ret = conn->c_state == RDMAXFER_CS_ESTABLISHED ? 0 : -ENOTCONN;
+	for (i = 0; !ret && i < req->r_npieces; i++) {
+		struct rdmaxfer_piece *p = &req->r_pieces[i];
+
+		ret = rdma_rw_ctx_post(&p->p_ctx, conn->c_qp, conn->c_port, &p->p_cqe, NULL);
+		if (!ret)
+			posted++;
+	}
+	spin_unlock(&conn->c_lock);
+
+	if (posted < req->r_npieces) {
+		for (i = posted; i < req->r_npieces; i++) {
+			struct rdmaxfer_piece *p = &req->r_pieces[i];
+			u32 n = p->p_nwr;
+
+			rdmaxfer_piece_free(req, p);
+			rdmaxfer_wr_release(conn, n, 1);
+		}
+		if (ct)
+			rdmaxfer_ctrl_put_unused(conn, ct);
+		if (!posted)
+			return ret;
+		/* the posted pieces flush; account for what never will complete */
+		rdmaxfer_conn_fail(conn, ret);
+		for (i = posted; i < req->r_npieces + imm; i++)
+			rdmaxfer_req_put(req, ret, 0);
+		return 0;
+	}
+
+	if (imm) {
+		struct rdmaxfer_msg_write_done *wd = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
+
+		wd->window_id = cpu_to_be32(req->r_event.ev.window_id);
+		wd->imm_data = cpu_to_be32(req->r_event.ev.imm_data);
+		wd->offset = cpu_to_be64(req->r_remote_offset);
+		wd->length = cpu_to_be64(req->r_event.ev.bytes);
+		ct->ct_req = req;
+		ret = rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_WRITE_DONE, sizeof(*wd));
+		if (ret)
+			rdmaxfer_req_put(req, ret, 0);
+	}
+	return 0;
+
+out_ct:
+	if (ct)
+		rdmaxfer_ctrl_put_unused(conn, ct);
+	return ret;
+}
+
+/* Post one prepared request.  0: it will complete; < 0: it was not posted. */
+static int rdmaxfer_req_post(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret;
+
+	ret = rdmaxfer_post_begin(conn);
+	if (ret)
+		return ret;
+	switch (req->r_event.ev.opcode) {
+	case RDMAXFER_OP_SEND:
+		ret = rdmaxfer_post_send(req);
+		break;
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		ret = rdmaxfer_post_atomic(req);
+		break;
+	default:
+		ret = rdmaxfer_post_rw(req);
+	}
+	rdmaxfer_post_end(conn);
+	return ret;
+}
+
+/**
+ * rdmaxfer_submit - RDMAXFER_IOC_SUBMIT
+ * @rf: the file
+ * @arg: struct rdmaxfer_submit
+ *
+ * Context: process context; sleeps (interruptibly) while a send queue is
+ * full or credits are short.
+ * Return: 0 with @count set to the operations posted (all of them unless a
+ * signal or a connection failure stopped the batch), or an error and
+ * nothing posted: -EINVAL, -ENOENT, -ENOTCONN (checked before posting),
+ * -EAGAIN (the file's completion queue is full), -EFAULT, -EINTR, -ENOMEM.
+ */
+int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_submit *cmd = arg;
+	const void __user *uops = u64_to_user_ptr(cmd->ops);
+	struct rdmaxfer_req **reqs;
+	struct rdmaxfer_op op;
+	u32 i, n = 0, posted = 0;
+	int ret = 0;
+
+	if (!cmd->count || cmd->count > RDMAXFER_MAX_BATCH ||
+	    cmd->op_size < sizeof(op) || cmd->op_size > PAGE_SIZE)
+		return -EINVAL;
+	reqs = kcalloc(cmd->count, sizeof(*reqs), GFP_KERNEL);
+	if (!reqs)
+		return -ENOMEM;
+	if (!rdmaxfer_pending_get(rf, cmd->count)) {
+		kfree(reqs);
+		return -EAGAIN;
+	}
+
+	for (n = 0; n < cmd->count; n++) {
+		ret = copy_struct_from_user(&op, sizeof(op), uops + (size_t)n * cmd->op_size,
+					    cmd->op_size);
+		if (!ret)
+			ret = rdmaxfer_req_prepare(rf, &op, &reqs[n]);
+		if (ret)
+			goto out_discard;
+	}
+
+	for (i = 0; i < n; i++) {
+		ret = rdmaxfer_req_post(reqs[i]);
+		if (ret)
+			break;
+		reqs[i] = NULL;
+		posted++;
+	}
+out_discard:
+	for (i = 0; i < n; i++)
+		if (reqs[i])
+			rdmaxfer_req_discard(reqs[i]);
+	rdmaxfer_pending_put(rf, cmd->count - posted);
+	kfree(reqs);
+	if (!posted)
+		return ret;
+	cmd->count = posted;
+	return 0;
+}
+
+/**
+ * rdmaxfer_recv - RDMAXFER_IOC_RECV
+ * @rf: the file
+ * @arg: struct rdmaxfer_recv
+ *
+ * Context: process context.
+ * Return: 0, -ENOENT, -EAGAIN (no message), -EMSGSIZE (length set, the
+ * message stays queued), -EFAULT (the message stays queued).
+ */
+int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_recv *cmd = arg;
+	struct rdmaxfer_conn *conn;
+	struct rdmaxfer_msg *m;
+	int ret = 0;
+
+	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
+	if (!conn)
+		return -ENOENT;
+	spin_lock(&conn->c_lock);
+	m = list_first_entry_or_null(&conn->c_msgs, struct rdmaxfer_msg, m_entry);
+	if (!m) {
+		ret = -EAGAIN;
+	} else if (m->m_length > cmd->length) {
+		cmd->length = m->m_length;
+		ret = -EMSGSIZE;
+	} else {
+		list_del(&m->m_entry);
+		conn->c_nmsgs--;
+	}
+	spin_unlock(&conn->c_lock);
+	if (!ret) {
+		if (copy_to_user(u64_to_user_ptr(cmd->addr), m->m_data, m->m_length)) {
+			spin_lock(&conn->c_lock);
+			list_add(&m->m_entry, &conn->c_msgs);
+			conn->c_nmsgs++;
+			spin_unlock(&conn->c_lock);
+			ret = -EFAULT;
+		} else {
+			cmd->length = m->m_length;
+			kfree(m);
+		}
+	}
+	rdmaxfer_obj_put(&conn->c_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_msgs_free - free the messages a connection still holds
+ * @conn: the connection, being released
+ */
+void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_msg *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &conn->c_msgs, m_entry)
+		kfree(m);
+	INIT_LIST_HEAD(&conn->c_msgs);
+	conn->c_nmsgs = 0;
+}
+
+static_assert(sizeof(struct rdmaxfer_counters) == RDMAXFER_NR_COUNTERS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, bytes) == RDMAXFER_C_BYTES * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, errors) == RDMAXFER_C_ERRORS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, recv_msgs) == RDMAXFER_C_RECV_MSGS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, protocol_errors) ==
+	      RDMAXFER_C_PROTOCOL_ERRORS * sizeof(u64));
+
+static void rdmaxfer_counters_fill(struct rdmaxfer_counters *c, struct rdmaxfer_stats_k *k)
+{
+	u64 *out = (u64 *)c;
+	u32 i;
+
+	for (i = 0; i < RDMAXFER_NR_COUNTERS; i++)
+		out[i] = atomic64_read(&k->c[i]);
+}
+
+/**
+ * rdmaxfer_stats - RDMAXFER_IOC_STATS
+ * @rf: the file
+ * @arg: struct rdmaxfer_stats
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_stats *cmd = arg;
+	struct rdmaxfer_obj *obj;
+	unsigned long id;
+	u32 size = cmd->size, flags = cmd->flags;
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->size = size;
+	cmd->flags = flags;
+	rdmaxfer_counters_fill(&cmd->file, &rf->rf_stats);
+	rdmaxfer_counters_fill(&cmd->global, &rdmaxfer_global_stats);
+	cmd->pinned_bytes = atomic64_read(&rf->rf_pinned);
+	xa_lock(&rf->rf_objs);
+	xa_for_each(&rf->rf_objs, id, obj) {
+		if (obj->type == RDMAXFER_OBJ_CONN)
+			cmd->num_conns++;
+		else if (obj->type == RDMAXFER_OBJ_BUF)
+			cmd->num_bufs++;
+		else if (obj->type == RDMAXFER_OBJ_WINDOW)
+			cmd->num_windows++;
+	}
+	xa_unlock(&rf->rf_objs);
+	return 0;
+}
