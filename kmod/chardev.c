@@ -24,7 +24,7 @@
  * unknown non-zero tails, flags) so the handlers only see a validated,
  * zero-extended kernel copy.  After a handler succeeds the struct is copied
  * back, truncated to the size the caller knows (also after -EMSGSIZE, which
- * reports a needed size).  Handlers build their output in a zeroed struct,
+ * reports a needed size, and -ECONNREFUSED, which reports a reject reason).  Handlers build their output in a zeroed struct,
  * so nothing uninitialised reaches userspace.
  *
  * All arguments are pointers to structs whose layout is the same for 32- and
@@ -489,7 +489,8 @@ static long rdmaxfer_ioctl(struct file *filp, unsigned int cmd, unsigned long ar
 		return -EINVAL;
 
 	ret = op->execute(rf, &buf);
-	if (ret && ret != -EMSGSIZE)
+	/* these two errors come with output: a needed size, a reject reason */
+	if (ret && ret != -EMSGSIZE && ret != -ECONNREFUSED)
 		return ret;
 	if (copy_to_user(uarg, &buf, min(usize, op->size)))
 		return -EFAULT;

@@ -438,8 +438,9 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
  * @arg: struct rdmaxfer_expose
  *
  * Context: process context, may sleep (registration, waiting for a credit).
- * Return: 0, -ENOENT (ids), -EINVAL (range, access), -EPERM (access the
- * buffer was not registered for), -ENOTCONN, -EMFILE, -ENOMEM, -EINTR.
+ * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
+ * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
+ * (atomics on a device without them), -EMFILE, -ENOMEM, -EINTR.
  */
 int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 {
@@ -468,7 +469,6 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	if (!cmd->length || check_add_overflow(cmd->offset, cmd->length, &end) ||
 	    end > buf->b_length)
 		goto out_buf;
-	ret = -EPERM;
 	if ((cmd->access & RDMAXFER_REMOTE_READ) && !(buf->b_access & RDMAXFER_BUF_READ))
 		goto out_buf;
 	if ((cmd->access & (RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC)) &&

@@ -442,8 +442,9 @@ struct rdmaxfer_close {
  * @access: in, RDMAXFER_BUF_* (at least one)
  * @buf_id: out, the buffer's id
  *
- * Pins the pages (anonymous, shmem/memfd or hugetlb memory; a file-backed
- * mapping fails with EFAULT when it would have to be written) and charges
+ * Pins the pages (anonymous, shmem/memfd or hugetlb memory; memory backed
+ * by a file whose page cache needs writeback, i.e. a file on a disk file
+ * system, fails with EOPNOTSUPP; unmapped memory with EFAULT) and charges
  * them to RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK (ENOMEM beyond
  * the limit).  The memory stays pinned until DEREG_BUF or close.
  */
