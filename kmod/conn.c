@@ -626,17 +626,14 @@ static void rdmaxfer_conn_down_work(struct work_struct *work)
  * @conn: the connection
  * @error: why (negative errno); the first reason wins
  *
- * Marks the connection down at once (nothing new is posted) and queues its
- * teardown.
+ * Records the reason and queues the teardown.  Takes no lock: QP events
+ * arrive in softirq context on some providers (rxe).
  *
- * Context: any context that may take a spinlock.
+ * Context: any.
  */
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error)
 {
-	spin_lock(&conn->c_lock);
-	if (!conn->c_error)
-		conn->c_error = error;
-	spin_unlock(&conn->c_lock);
+	cmpxchg(&conn->c_error, 0, error);
 	kref_get(&conn->c_obj.ref);
 	if (!queue_work(rdmaxfer_wq, &conn->c_down_work))
 		rdmaxfer_obj_put(&conn->c_obj);
@@ -855,12 +852,11 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 		return;
 	}
 	conn->c_torn_down = true;
+	cmpxchg(&conn->c_error, 0, error);
+	error = READ_ONCE(conn->c_error);
 	spin_lock(&conn->c_lock);
 	was_up = conn->c_state == RDMAXFER_CS_ESTABLISHED;
 	conn->c_state = RDMAXFER_CS_DOWN;
-	if (!conn->c_error)
-		conn->c_error = error;
-	error = conn->c_error;
 	spin_unlock(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_established);
@@ -918,9 +914,9 @@ void rdmaxfer_conn_release(struct rdmaxfer_conn *conn)
 
 static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 {
+	if (error)
+		cmpxchg(&conn->c_error, 0, error);
 	spin_lock(&conn->c_lock);
-	if (error && !conn->c_error)
-		conn->c_error = error;
 	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING)
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
 	spin_unlock(&conn->c_lock);
@@ -1435,7 +1431,7 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
 		ret = 0;
 	else
-		ret = conn->c_error ?: -ETIMEDOUT;
+		ret = READ_ONCE(conn->c_error) ?: -ETIMEDOUT;
 	spin_unlock(&conn->c_lock);
 	if (ret)
 		goto fail;

@@ -322,7 +322,8 @@ struct rdmaxfer_msg {
  * @c_port: port number on @c_dev
  * @c_lock: protects the fields below up to @c_rwins, and state changes
  * @c_state: enum rdmaxfer_conn_state
- * @c_error: why the connection went down (negative errno), 0 before
+ * @c_error: why the connection went down (negative errno), 0 before; set
+ *	once, with cmpxchg(), from any context
  * @c_credits: control messages we may still send to the peer
  * @c_peer_recvs: receive buffers the peer posted for us: most credits
  * @c_grant: credits we owe the peer (buffers reposted since our last message)
