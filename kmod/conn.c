@@ -272,24 +272,26 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
  * rdmaxfer_ctrl_get - get what sending one control message takes
  * @conn: the connection
  * @timeout: jiffies to wait; 0: do not wait; MAX_SCHEDULE_TIMEOUT: forever
+ * @reserve: credits to leave: 1 for control messages (the last one is for
+ *	CREDIT messages), RDMAXFER_DATA_RESERVE for SEND data
  *
- * A send buffer, a credit (the last credit is kept for CREDIT messages)
- * and a send WR.
+ * A send buffer, a credit and a send WR.
  *
  * Context: process context if @timeout, else any.
  * Return: the buffer, or ERR_PTR(-ENOTCONN, -EINTR, -EAGAIN, -ETIMEDOUT).
  */
-struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout)
+struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
+					u32 reserve)
 {
 	struct rdmaxfer_ctrl *ct = NULL;
 	long left;
 
 	if (!timeout) {
-		ct = rdmaxfer_ctrl_take(conn, 1);
+		ct = rdmaxfer_ctrl_take(conn, reserve);
 		return ct ?: ERR_PTR(-EAGAIN);
 	}
 	left = wait_event_interruptible_timeout(conn->c_wait,
-						(ct = rdmaxfer_ctrl_take(conn, 1)) != NULL,
+						(ct = rdmaxfer_ctrl_take(conn, reserve)) != NULL,
 						timeout);
 	if (left < 0)
 		return ERR_PTR(-EINTR);
@@ -402,6 +404,23 @@ static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 		rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_CREDIT, 0);
 }
 
+/**
+ * rdmaxfer_conn_grant - owe the peer one more credit
+ * @conn: the connection
+ *
+ * Called when a receive buffer is reposted, or when the user takes a
+ * message whose credit was held back (RECV).
+ *
+ * Context: process context.
+ */
+void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
+{
+	spin_lock(&conn->c_lock);
+	conn->c_grant++;
+	spin_unlock(&conn->c_lock);
+	rdmaxfer_maybe_send_credits(conn);
+}
+
 /* --- receiving -------------------------------------------------------------- */
 
 static int rdmaxfer_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
@@ -447,6 +466,9 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 	spin_unlock(&conn->c_lock);
 	return ret;
 }
+
+/* rdmaxfer_handle_msg(): repost the buffer but keep the credit */
+#define RDMAXFER_HOLD_CREDIT	1
 
 /*
  * Handle one received control message.  Every field is checked; an error
@@ -515,7 +537,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		memcpy(m->m_data, p, plen);
 		spin_lock(&conn->c_lock);
 		if (conn->c_nmsgs >= RDMAXFER_MAX_MSGS) {
-			ret = -ENOBUFS;
+			ret = -EPROTO;	/* more than the credits it had */
 		} else {
 			list_add_tail(&m->m_entry, &conn->c_msgs);
 			conn->c_nmsgs++;
@@ -527,8 +549,10 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		}
 		rdmaxfer_count(rf, RDMAXFER_C_RECV_MSGS, 1);
 		rdmaxfer_count(rf, RDMAXFER_C_RECV_BYTES, plen);
-		return rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_RECV, 0, 0, plen,
-					   0, 0, 0);
+		ret = rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_RECV, 0, 0, plen,
+					  0, 0, 0);
+		/* its credit goes back when the user RECVs it: back-pressure */
+		return ret ?: RDMAXFER_HOLD_CREDIT;
 	}
 	case RDMAXFER_MSG_WRITE_DONE: {
 		const struct rdmaxfer_msg_write_done *wd = p;
@@ -569,6 +593,10 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
 				   DMA_FROM_DEVICE);
 	ret = rdmaxfer_handle_msg(conn, ct->ct_buf, wc->byte_len);
+	if (ret == RDMAXFER_HOLD_CREDIT) {
+		rdmaxfer_post_recv(conn, ct);
+		return;
+	}
 	if (ret) {
 		if (ret == -EPROTO)
 			rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_PROTOCOL_ERRORS, 1);
@@ -578,12 +606,8 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rdmaxfer_conn_fail(conn, ret);
 		return;
 	}
-	if (!rdmaxfer_post_recv(conn, ct)) {
-		spin_lock(&conn->c_lock);
-		conn->c_grant++;
-		spin_unlock(&conn->c_lock);
-		rdmaxfer_maybe_send_credits(conn);
-	}
+	if (!rdmaxfer_post_recv(conn, ct))
+		rdmaxfer_conn_grant(conn);
 }
 
 static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -831,7 +855,8 @@ static bool rdmaxfer_conn_unqueue(struct rdmaxfer_conn *conn)
 /**
  * rdmaxfer_conn_teardown - take a connection down and free its resources
  * @conn: the connection; the caller holds a reference
- * @error: why: -ECANCELED for a local close, else what the user is told
+ * @error: why: -ECANCELED for a local close, -ESHUTDOWN for the peer's
+ *	orderly close (reported with status 0), else what the user is told
  *
  * Idempotent.  After it returns, every operation on the connection has
  * completed, its windows are deregistered, and it holds nothing of the
@@ -887,10 +912,11 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	unaccepted = rdmaxfer_conn_unqueue(conn);
 
 	if (error != -ECANCELED) {
-		rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
+		if (error != -ESHUTDOWN)
+			rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
 		if (was_up && !unaccepted)
 			rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_DISCONNECTED, 0,
-					    error, 0, 0, 0, 0);
+					    error == -ESHUTDOWN ? 0 : error, 0, 0, 0, 0);
 	}
 	mutex_unlock(&conn->c_teardown_lock);
 
@@ -1063,8 +1089,14 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 		}
 		rdmaxfer_conn_fail(conn, -ENODEV);
 		break;
-	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/* the peer closed: an orderly end, reported with status 0 */
+		if (connecting && !l)
+			rdmaxfer_connect_done(conn, -ECONNRESET);
+		else
+			rdmaxfer_conn_fail(conn, -ESHUTDOWN);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		if (connecting && !l)
 			rdmaxfer_connect_done(conn, -ECONNRESET);
@@ -1239,8 +1271,12 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 	ret = rdma_set_reuseaddr(id, 1);
 	if (!ret)
 		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
-	if (!ret)
+	if (!ret) {
 		ret = rdma_listen(id, l->l_backlog);
+		/* with reuseaddr, rdma_cm reports a port in use this way */
+		if (ret == -EADDRNOTAVAIL)
+			ret = -EADDRINUSE;
+	}
 	if (ret)
 		goto out_remove;
 	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
@@ -1513,6 +1549,10 @@ int rdmaxfer_query_conn(struct rdmaxfer_file *rf, void *arg)
 	out.max_send_size = min_t(u32, RDMAXFER_MAX_SEND,
 				  conn->c_peer_ctrl_size - sizeof(struct rdmaxfer_msg_hdr));
 	out.max_op_size = conn->c_max_op;
+	if (conn->c_dev)
+		out.max_window_size = (u64)RDMAXFER_MAX_WIN_SEGS *
+				      rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE -
+				      PAGE_SIZE;
 	mutex_unlock(&conn->c_teardown_lock);
 	rdmaxfer_obj_put(&conn->c_obj);
 	*cmd = out;

@@ -43,13 +43,16 @@
 /*
  * Is every byte of [start, end) in memory that may be pinned long-term?
  * Anonymous, shmem/memfd and hugetlbfs memory may; page cache of a file
- * that needs writeback may not (the pin would fight writeback).
+ * that needs writeback may not (the pin would fight writeback).  *writable
+ * tells whether every mapping of the range is writable.
  */
-static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsigned long end)
+static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsigned long end,
+			       bool *writable)
 {
 	struct vm_area_struct *vma;
 	int ret = 0;
 
+	*writable = true;
 	mmap_read_lock(mm);
 	for (vma = find_vma(mm, start); start < end; vma = find_vma(mm, start)) {
 		if (!vma || vma->vm_start > start) {
@@ -60,6 +63,8 @@ static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsign
 			ret = -EOPNOTSUPP;
 			break;
 		}
+		if (!(vma->vm_flags & VM_WRITE))
+			*writable = false;
 		start = vma->vm_end;
 	}
 	mmap_read_unlock(mm);
@@ -82,6 +87,7 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 	unsigned int gup = FOLL_LONGTERM;
 	struct rdmaxfer_buf *buf;
 	unsigned long start, end, npages, done = 0, limit;
+	bool writable;
 	u64 last;
 	int ret;
 
@@ -90,15 +96,23 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 		return -EINVAL;
 	if (!cmd->access || cmd->access & ~(RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE))
 		return -EINVAL;
-	if (cmd->access & RDMAXFER_BUF_WRITE)
-		gup |= FOLL_WRITE;
 
 	start = cmd->addr & PAGE_MASK;
 	end = PAGE_ALIGN(last + 1);
 	npages = (end - start) >> PAGE_SHIFT;
-	ret = rdmaxfer_check_vmas(current->mm, start, end);
+	ret = rdmaxfer_check_vmas(current->mm, start, end, &writable);
 	if (ret)
 		return ret;
+	/*
+	 * Pin writable memory for writing even when the device only reads it:
+	 * a read-only pin of never-written anonymous memory would pin the
+	 * shared zero page, and what the program writes afterwards would never
+	 * reach the device.  Read-only mappings can only be device sources.
+	 */
+	if (writable)
+		gup |= FOLL_WRITE;
+	else if (cmd->access & RDMAXFER_BUF_WRITE)
+		return -EFAULT;
 
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
@@ -412,7 +426,7 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
 	struct rdmaxfer_ctrl *ct;
 	u32 i, len;
 
-	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1);
 	if (IS_ERR(ct))
 		return PTR_ERR(ct);
 	adv = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
@@ -595,7 +609,7 @@ int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
 	rdmaxfer_obj_put(&win->w_obj);	/* the table's reference */
 
 	if (!rdmaxfer_post_begin(win->w_conn)) {
-		ct = rdmaxfer_ctrl_get(win->w_conn, HZ);
+		ct = rdmaxfer_ctrl_get(win->w_conn, HZ, 1);
 		if (!IS_ERR(ct)) {
 			struct rdmaxfer_msg_revoke *rv;
 

@@ -54,7 +54,8 @@
 				  sizeof(struct rdmaxfer_msg_advert)) /			 \
 				 sizeof(struct rdmaxfer_msg_seg))
 #define RDMAXFER_MAX_SEND	(RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr))
-#define RDMAXFER_MAX_MSGS	(RDMAXFER_RECV_DEPTH * 4)	/* queued, not RECV'd */
+#define RDMAXFER_MAX_MSGS	RDMAXFER_RECV_DEPTH	/* queued, not RECV'd */
+#define RDMAXFER_DATA_RESERVE	8	/* credits a SEND leaves for control messages */
 
 /* Per-file limits (GET_INFO reports them). */
 #define RDMAXFER_MAX_BUF_SIZE	(64ULL * SZ_1G)
@@ -523,10 +524,12 @@ void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
 void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
 int rdmaxfer_close(struct rdmaxfer_file *rf, void *arg);
-struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout);
+struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
+					u32 reserve);
 int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		       enum rdmaxfer_msg_type type, u32 length);
 void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 int rdmaxfer_post_begin(struct rdmaxfer_conn *conn);
 void rdmaxfer_post_end(struct rdmaxfer_conn *conn);

@@ -400,7 +400,8 @@ static int rdmaxfer_post_send(struct rdmaxfer_req *req)
 	struct rdmaxfer_ctrl *ct;
 	u32 len = req->r_event.ev.bytes;
 
-	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+	/* data may not take the credits control messages need */
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, RDMAXFER_DATA_RESERVE);
 	if (IS_ERR(ct))
 		return PTR_ERR(ct);
 	rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset,
@@ -478,7 +479,7 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 	int ret;
 
 	if (imm) {
-		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT);
+		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1);
 		if (IS_ERR(ct))
 			return PTR_ERR(ct);
 	}
@@ -675,6 +676,8 @@ int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
 		} else {
 			cmd->length = m->m_length;
 			kfree(m);
+			/* the peer may send another message now */
+			rdmaxfer_conn_grant(conn);
 		}
 	}
 	rdmaxfer_obj_put(&conn->c_obj);

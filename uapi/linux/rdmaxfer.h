@@ -606,9 +606,13 @@ struct rdmaxfer_submit {
  * RECV: a message of @bytes arrived on @conn_id: take it with RECV.
  * WRITE_IMM: the peer wrote @bytes at offset @value into our @window_id,
  *	and sent @imm_data with it; the data is in place.
- * DISCONNECTED: @conn_id is down; @status says why (ECONNRESET: the peer
- *	went away, ENODEV: the device was removed, EPROTO: the peer broke the
- *	protocol, ENOBUFS: this file did not reap or RECV fast enough).
+ * DISCONNECTED: @conn_id is down; @status says why (0: the peer closed it,
+ *	ECONNRESET or EIO: the link or the peer failed, ENODEV: the device was
+ *	removed, EPROTO: the peer broke the protocol, ENOBUFS: this file did
+ *	not reap fast enough).
+ *
+ * Events about a connection a listener accepted may come before ACCEPT
+ * returns its id; they already carry that id.
  * CONNECTED: listener @conn_id has a connection to ACCEPT; @value is its id.
  */
 #define RDMAXFER_EVENT_WINDOW		0x100
@@ -681,7 +685,9 @@ struct rdmaxfer_reap {
  *
  * Takes the oldest message (announced by RDMAXFER_EVENT_RECV) off the
  * connection's queue.  EAGAIN if there is none; EMSGSIZE (and the message
- * stays queued, @length set) if it does not fit.
+ * stays queued, @length set) if it does not fit.  A message's credit goes
+ * back to the sender only when it is taken: a receiver that does not RECV
+ * makes the sender's SENDs wait (back-pressure), never fail.
  */
 struct rdmaxfer_recv {
 	__u32 size;
@@ -712,6 +718,8 @@ struct rdmaxfer_recv {
  * @max_send_size: out, largest SEND the peer accepts
  * @max_op_size: out, largest WRITE/READ/WRITE_IMM in one operation on this
  *	connection (it depends on the peer's device); split larger transfers
+ * @max_window_size: out, largest window EXPOSE accepts on this connection
+ *	(its device's fast-registration lists bound it), any offset
  */
 struct rdmaxfer_conn_info {
 	__u32 size;
@@ -725,6 +733,7 @@ struct rdmaxfer_conn_info {
 	__u32 queue_depth;
 	__u32 max_send_size;
 	__aligned_u64 max_op_size;
+	__aligned_u64 max_window_size;
 };
 
 #define RDMAXFER_IOC_QUERY_CONN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_QUERY_CONN)
