@@ -30,7 +30,7 @@ CC		?= cc
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h))
 UAPI		:= uapi/linux/rdmaxfer.h
-SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh tools/vm/*.sh tools/vm/guest/*)
+SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh selftests/rdmaxfer/pair/*.sh tools/vm/*.sh tools/vm/guest/*)
 
 all: module cli selftests
 

@@ -204,8 +204,18 @@ static void print_json(const struct rdmaxfer_info *mi, const struct device *devs
 	json_begin_array("features");
 	if (mi->features & RDMAXFER_FEATURE_DEVICE_QUERY)
 		json_string(NULL, "device_query");
+	if (mi->features & RDMAXFER_FEATURE_TRANSFER)
+		json_string(NULL, "transfer");
 	json_end_array();
 	json_u64("max_cmd_size", mi->max_cmd_size);
+	if (mi->features & RDMAXFER_FEATURE_TRANSFER) {
+		json_u64("max_buf_size", mi->max_buf_size);
+		json_u64("max_window_size", mi->max_window_size);
+		json_u64("max_send_size", mi->max_send_size);
+		json_u64("max_batch", mi->max_batch);
+		json_u64("max_pending", mi->max_pending);
+		json_u64("max_objects", mi->max_objects);
+	}
 	json_end_object();
 	json_begin_array("devices");
 	for (i = 0; i < n; i++) {

@@ -15,6 +15,11 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "info", cmd_info, "show the module and the RDMA devices it sees" },
+	{ "serve", cmd_serve, "serve write, read and send clients from a window" },
+	{ "write", cmd_write, "RDMA WRITE a file or a pattern into a server's window" },
+	{ "read", cmd_read, "RDMA READ from a server's window into a file or stdout" },
+	{ "send", cmd_send, "SEND a message or a file to a server, which prints it" },
+	{ "stats", cmd_stats, "show the module's operation counters" },
 };
 
 #define NUM_COMMANDS (sizeof(commands) / sizeof(commands[0]))

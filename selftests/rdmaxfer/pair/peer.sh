@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# peer.sh - guest B of the two-guest test (the rig starts it in the
+# background; RIG_ROLE, RIG_SELF_ADDR, RIG_PEER_ADDR, ... are set).
+#
+# Serves two_host.sh, which runs in guest A, until the guest powers off:
+# `rdmaxfer serve` on the default port, listening on :: (IPv4 and IPv6),
+# with a 4 MiB window per connection preloaded from a text file that A
+# generates the same way (gen_input below, also in two_host.sh), and --out
+# so that writes are saved round by round and messages appended (the
+# console only gets serve's "listening" and per-connection lines); and on
+# port 18516 a 64 MiB window for the bandwidth test.  If a serve ever exits,
+# it is started again.
+
+dir=${PEER_DIR:-/tmp/rdmaxfer-peer}
+mkdir -p "$dir" || exit 1
+
+# 2 MiB of text, the same bytes in both guests.
+gen_input()
+{
+	seq 1 400000 | head -c 2097152
+}
+
+# serve_forever ARGS...: run `rdmaxfer serve ARGS`, again if it exits.
+serve_forever()
+{
+	while :; do
+		rdmaxfer serve "$@"
+		echo "peer: rdmaxfer serve $* exited $?, restarting"
+		sleep 1
+	done
+}
+
+gen_input >"$dir/in"
+echo "peer: $(hostname 2>/dev/null) role ${RIG_ROLE:-?} addr ${RIG_SELF_ADDR:-?} ${RIG_SELF_ADDR6:-}"
+# port 18516: a 64 MiB window for two_host.sh's bandwidth test, saved nowhere
+serve_forever --port 18516 --size 64M --out /dev/null &
+serve_forever --size 4M --in "$dir/in" --out "$dir/out"

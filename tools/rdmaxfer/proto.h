@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmaxfer CLI - the application protocol between `rdmaxfer serve` and the
+ * clients `write`, `read` and `send`.
+ *
+ * The kernel module moves bytes (RDMA WRITE/READ into a window, SEND into the
+ * peer's message queue, WRITE_WITH_IMM notifications); this small protocol on
+ * top tells the server what the bytes mean.  It uses two carriers:
+ *
+ * 1. Control messages: SENDs of exactly sizeof(struct proto_msg) (64) bytes
+ *    that start with the 8-byte magic "RDXFCTL1".  Every other SEND is user
+ *    data (`rdmaxfer send`), which the server prints or appends to --out.  A
+ *    client never sends user data that looks like a control message (it
+ *    splits such a chunk in two).  All integers are little-endian.
+ *
+ *    client -> server              server -> client
+ *    WRITE_BEGIN offset length     WRITE_READY status
+ *                round_len flags
+ *    (rounds, see 2.)              ROUND_DONE round offset length crc status
+ *    CSUM_REQ offset length        CSUM offset length crc status
+ *    SYNC                          SYNC_ACK            (all earlier messages handled)
+ *    anything else                 ERROR status=EPROTO
+ *
+ *    status is 0 or a positive Linux errno (ERANGE: outside the window,
+ *    EIO: the server could not save the data to --out, EPROTO: malformed).
+ *    crc is CRC32C (Castagnoli) of the bytes in the server's window, computed
+ *    by the server (ROUND_DONE carries it only when WRITE_BEGIN had
+ *    PROTO_F_VERIFY; else 0).
+ *
+ * 2. Write rounds.  `write` of L bytes at window offset O: WRITE_BEGIN
+ *    (O, L, R = round length, flags) and wait for WRITE_READY.  With O = 0
+ *    the data may be longer than the window: it goes in rounds of R = window
+ *    length bytes; with O > 0 it must fit (O + L <= window, one round).  Round
+ *    r (0, 1, ...) puts bytes [r*R, min((r+1)*R, L)) of the data at window
+ *    offset O with RDMA WRITEs, the last piece of the round as a
+ *    WRITE_WITH_IMM posted after all others completed, with
+ *
+ *        imm = r (bits 0..30) | PROTO_IMM_LAST (bit 31) on the last round.
+ *
+ *    The WRITE_IMM event tells the server where the round ends (event offset
+ *    + bytes); it checks the round against WRITE_BEGIN, saves it to --out at
+ *    file position O + r*R (round 0 also saves window bytes [0, O)), computes
+ *    the CRC32C if asked, and answers ROUND_DONE.  The client waits for
+ *    ROUND_DONE (and compares the CRC with its own with --verify) before it
+ *    overwrites the window with the next round.  WRITE_BEGIN with L = 0 is a
+ *    write of nothing: --out becomes empty, no round follows.
+ *
+ * A client that writes without WRITE_BEGIN (another program) still gets its
+ * data saved: on disconnect the server writes window bytes [0, highest byte
+ * notified by a WRITE_IMM) to --out.
+ */
+#ifndef RDMAXFER_PROTO_H
+#define RDMAXFER_PROTO_H
+
+#include <stdint.h>
+
+#define PROTO_MAGIC		"RDXFCTL1"	/* 8 bytes, no NUL on the wire */
+#define PROTO_MAGIC_LEN		8
+
+enum proto_type {
+	PROTO_WRITE_BEGIN = 1,
+	PROTO_WRITE_READY = 2,
+	PROTO_ROUND_DONE = 3,
+	PROTO_CSUM_REQ = 4,
+	PROTO_CSUM = 5,
+	PROTO_SYNC = 6,
+	PROTO_SYNC_ACK = 7,
+	PROTO_ERROR = 8,
+};
+
+/* WRITE_BEGIN flags */
+#define PROTO_F_VERIFY		1u	/* ROUND_DONE carries the CRC32C of the round */
+
+/* The immediate data of the WRITE_WITH_IMM that ends a round. */
+#define PROTO_IMM_LAST		0x80000000u
+#define PROTO_IMM_ROUND_MASK	0x7fffffffu
+
+/* On the wire, little-endian, no padding: 64 bytes. */
+struct proto_msg {
+	uint8_t magic[PROTO_MAGIC_LEN];
+	uint32_t type;
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t length;
+	uint64_t round_len;
+	uint32_t round;
+	uint32_t status;
+	uint32_t crc;
+	uint32_t reserved[3];
+};
+
+_Static_assert(sizeof(struct proto_msg) == 64, "proto_msg is 64 bytes on the wire");
+
+/* Host-order view <-> wire (session.c). */
+void proto_encode(struct proto_msg *wire, const struct proto_msg *host);
+/* Returns 0 if @buf of @len bytes is a control message (decoded into @host). */
+int proto_decode(struct proto_msg *host, const void *buf, size_t len);
+/* Does a user message of @len bytes at @buf look like a control message? */
+int proto_looks_like_ctl(const void *buf, size_t len);
+const char *proto_type_name(uint32_t type);
+
+#endif /* RDMAXFER_PROTO_H */

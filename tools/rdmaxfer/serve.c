@@ -1,0 +1,928 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer serve - the server of write, read and send.
+ *
+ * serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE] [--out FILE]
+ *       [--count N] [--json]
+ *
+ * Listens on ADDR (default "::", which takes IPv4 and IPv6 clients; if IPv6
+ * is not available, 0.0.0.0) and serves any number of clients at the same
+ * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
+ * one event loop on one open file: poll, then REAP completions and events.
+ *
+ * Each accepted connection gets its own window: --size bytes (default
+ * SERVE_DEFAULT_SIZE, 64 MiB) of anonymous memory, preloaded from --in (a
+ * shorter file leaves the rest zero; a longer one is refused at start-up),
+ * registered and EXPOSEd to that connection only, with REMOTE_READ |
+ * REMOTE_WRITE.  Then the server follows the protocol of proto.h:
+ *
+ *  - messages: control messages are answered (WRITE_BEGIN, CSUM_REQ, SYNC);
+ *    every other message is user data, written as it is to stdout, or
+ *    appended to --out (with --json and no --out: to stderr, since stdout
+ *    carries only the JSON object);
+ *  - WRITE_IMM events end a write round: the round is saved to --out (a
+ *    write truncates --out first, so --out holds the last write's data),
+ *    its CRC32C computed when the client asked, and ROUND_DONE sent;
+ *  - DISCONNECTED ends the connection: if the client wrote without
+ *    WRITE_BEGIN (another program), window bytes [0, highest byte notified by
+ *    WRITE_IMM) go to --out; then the window is freed and, in human mode, a
+ *    summary line printed.
+ *
+ * --count N: exit after N connections have ended (the listener closes once N
+ * were accepted).  Without it, serve runs until SIGINT or SIGTERM, which end
+ * it cleanly (exit 0, live connections closed and saved).  --json prints one
+ * object at exit: connections, bytes_written, rounds, messages, ...
+ * Human output on stdout: a "listening on ..." line once ready, then one
+ * line per finished connection, between the messages.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rdmaxfer.h"
+#include "proto.h"
+
+#define SERVE_MAX_CONNS		64
+#define CTL_SLOTS		256	/* control answers in flight, all connections */
+#define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
+#define MAX_ZOMBIES		64
+#define REAP_MAX		64
+
+struct sconn {
+	uint32_t id;			/* connection id, 0: free slot */
+	uint64_t num;			/* 1, 2, ... in accept order */
+	char peer[96];
+	unsigned char *win;
+	uint32_t buf_id;
+	uint32_t window_id;
+	unsigned int replies;		/* our control SENDs in flight */
+	uint64_t highest;		/* end of the highest range notified by WRITE_IMM */
+	bool saved;			/* a write session saved its data to --out */
+	bool dropped;			/* closed by us (protocol error) */
+	/* the write session (WRITE_BEGIN) */
+	bool session;
+	uint32_t s_flags;
+	uint64_t s_off, s_total, s_round_len, s_done, s_round;
+	/* counters */
+	uint64_t written, rounds, msgs, msg_bytes;
+	double start;
+};
+
+/* A buffer whose DEREG_BUF was refused (EBUSY): retried later. */
+struct zombie {
+	uint32_t buf_id;
+	void *addr;
+};
+
+struct server {
+	int fd;
+	struct rdmaxfer_info info;
+	uint32_t listen_id;
+	uint64_t size;
+	const char *in_name;
+	const char *out_name;
+	int out_fd;
+	bool out_regular;		/* --out is a regular file (truncated per write) */
+	bool out_seekable;		/* else it is written in order */
+	bool json;
+	uint64_t count;			/* 0: unlimited */
+	uint64_t accepted, finished;
+	unsigned int nactive;
+	struct sconn conns[SERVE_MAX_CONNS];
+	struct zombie zombies[MAX_ZOMBIES];
+	unsigned int nzombies;
+	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
+	uint32_t ctl_buf;
+	bool slot_busy[CTL_SLOTS];
+	unsigned char *rbuf;		/* RECV buffer */
+	uint32_t rbuf_len;
+	bool stdout_at_bol;		/* stdout is at the beginning of a line */
+	bool out_failed;
+	/* totals */
+	uint64_t bytes_written, rounds, msgs, msg_bytes, errors;
+	double start;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* A status line on stdout (human mode), on a line of its own. */
+static void say(struct server *srv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct server *srv, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (srv->json)
+		return;
+	if (!srv->stdout_at_bol)
+		putchar('\n');
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	srv->stdout_at_bol = true;
+	fflush(stdout);
+}
+
+/*
+ * Write to --out at @pos; @pos < 0 (and always when --out cannot seek: a
+ * pipe, a terminal) appends.
+ */
+static int out_write(struct server *srv, const void *buf, uint64_t len, int64_t pos)
+{
+	const unsigned char *p = buf;
+
+	if (pos < 0 && srv->out_seekable) {
+		off_t end = lseek(srv->out_fd, 0, SEEK_END);
+
+		if (end < 0)
+			return -1;
+		pos = end;
+	}
+	while (len) {
+		size_t n1 = len > (1u << 30) ? (1u << 30) : len;
+		ssize_t n = srv->out_seekable ? pwrite(srv->out_fd, p, n1, (off_t)pos) :
+						write(srv->out_fd, p, n1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		pos += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static void out_error(struct server *srv, const char *what)
+{
+	if (!srv->out_failed)
+		warnx_("%s %s failed: %s", what, srv->out_name, strerror(errno));
+	srv->out_failed = true;
+}
+
+/* Empty --out for a new write (only a regular file can be). */
+static int out_truncate(struct server *srv)
+{
+	return srv->out_regular ? ftruncate(srv->out_fd, 0) : 0;
+}
+
+/* --- connections ------------------------------------------------------ */
+
+static struct sconn *find_conn(struct server *srv, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; id && i < SERVE_MAX_CONNS; i++)
+		if (srv->conns[i].id == id)
+			return &srv->conns[i];
+	return NULL;
+}
+
+static void close_id(struct server *srv, uint32_t id)
+{
+	struct rdmaxfer_close cl = { .size = sizeof(cl), .id = id };
+
+	ioctl(srv->fd, RDMAXFER_IOC_CLOSE, &cl);
+}
+
+/* DEREG_BUF and unmap, or keep it for later if it is still busy. */
+static void release_buf(struct server *srv, uint32_t buf_id, void *addr)
+{
+	struct rdmaxfer_dereg_buf db = { .size = sizeof(db), .buf_id = buf_id };
+
+	if (buf_id && ioctl(srv->fd, RDMAXFER_IOC_DEREG_BUF, &db) && errno == EBUSY &&
+	    srv->nzombies < MAX_ZOMBIES) {
+		srv->zombies[srv->nzombies].buf_id = buf_id;
+		srv->zombies[srv->nzombies].addr = addr;
+		srv->nzombies++;
+		return;
+	}
+	if (addr)
+		munmap(addr, srv->size);
+}
+
+static void retry_zombies(struct server *srv)
+{
+	struct rdmaxfer_dereg_buf db = { .size = sizeof(db) };
+	unsigned int i = 0;
+
+	while (i < srv->nzombies) {
+		db.buf_id = srv->zombies[i].buf_id;
+		if (ioctl(srv->fd, RDMAXFER_IOC_DEREG_BUF, &db) && errno == EBUSY) {
+			i++;
+			continue;
+		}
+		munmap(srv->zombies[i].addr, srv->size);
+		srv->zombies[i] = srv->zombies[--srv->nzombies];
+	}
+}
+
+static void finish_conn(struct server *srv, struct sconn *sc, int status);
+
+/* Close a connection on our side (its error was printed) and finish it. */
+static void drop_conn(struct server *srv, struct sconn *sc)
+{
+	sc->dropped = true;
+	srv->errors++;
+	finish_conn(srv, sc, 0);
+}
+
+/* Fill a new window from --in.  Returns 0 or an errno. */
+static int preload(struct server *srv, unsigned char *win)
+{
+	uint64_t pos = 0;
+	int fd, err = 0;
+
+	fd = open(srv->in_name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	while (pos < srv->size) {
+		ssize_t n = pread(fd, win + pos, srv->size - pos, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		pos += (uint64_t)n;
+	}
+	close(fd);
+	return err;
+}
+
+/* Set up a newly accepted connection: its window, preloaded, exposed. */
+static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
+		       const struct rdmaxfer_addr *peer)
+{
+	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb) };
+	struct rdmaxfer_expose ex = { .size = sizeof(ex) };
+	const char *what;
+	int err;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->id = id;
+	sc->num = ++srv->accepted;
+	sc->start = now_sec();
+	format_addr(peer, sc->peer, sizeof(sc->peer));
+	srv->nactive++;
+
+	what = "allocating its window";
+	sc->win = mmap(NULL, srv->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (sc->win == MAP_FAILED) {
+		sc->win = NULL;
+		err = errno;
+		goto fail;
+	}
+	what = "loading --in";
+	if (srv->in_name) {
+		err = preload(srv, sc->win);
+		if (err)
+			goto fail;
+	}
+	what = "registering its window";
+	rb.addr = (uintptr_t)sc->win;
+	rb.length = srv->size;
+	rb.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
+	if (ioctl(srv->fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+		err = errno;
+		goto fail;
+	}
+	sc->buf_id = rb.buf_id;
+	what = "exposing its window";
+	ex.conn_id = id;
+	ex.buf_id = sc->buf_id;
+	ex.length = srv->size;
+	ex.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE;
+	if (ioctl(srv->fd, RDMAXFER_IOC_EXPOSE, &ex)) {
+		err = errno;
+		goto fail;
+	}
+	sc->window_id = ex.window_id;
+	return;
+fail:
+	/* the client sees the connection close; we carry on */
+	if (err == EINVAL && ex.length) {	/* EXPOSE: more than the device can map */
+		char sz[48];
+
+		format_bytes(srv->size, sz, sizeof(sz));
+		warnx_("connection %llu from %s: exposing its window failed: a window of %s is more than the RDMA device can register (try a smaller --size)",
+		       (unsigned long long)sc->num, sc->peer, sz);
+	} else {
+		warnx_("connection %llu from %s: %s failed: %s", (unsigned long long)sc->num,
+		       sc->peer, what, strerror(err));
+	}
+	drop_conn(srv, sc);
+}
+
+/* The connection is over: save what the client wrote, report, free. */
+static void finish_conn(struct server *srv, struct sconn *sc, int status)
+{
+	char how[160] = "";
+
+	if (srv->out_fd >= 0 && !sc->saved && sc->highest && sc->win) {
+		if (out_truncate(srv) || out_write(srv, sc->win, sc->highest, 0))
+			out_error(srv, "saving to");
+	}
+	if (sc->dropped) {
+		snprintf(how, sizeof(how), ", dropped");
+	} else if (sc->session && sc->s_done < sc->s_total) {
+		snprintf(how, sizeof(how), ", ended in the middle of a write (%llu of %llu bytes): %s",
+			 (unsigned long long)sc->s_done, (unsigned long long)sc->s_total,
+			 status_words(status));
+		srv->errors++;
+	} else if (status && status != -ECONNRESET) {
+		/* ECONNRESET: the client closed (or died), the normal end */
+		snprintf(how, sizeof(how), ", ended: %s", status_words(status));
+		srv->errors++;
+	}
+	say(srv, "connection %llu from %s: wrote %llu bytes in %llu round%s, %llu message%s (%llu bytes), %.3f s%s",
+	    (unsigned long long)sc->num, sc->peer, (unsigned long long)sc->written,
+	    (unsigned long long)sc->rounds, sc->rounds == 1 ? "" : "s",
+	    (unsigned long long)sc->msgs, sc->msgs == 1 ? "" : "s",
+	    (unsigned long long)sc->msg_bytes, now_sec() - sc->start, how);
+	close_id(srv, sc->id);		/* frees the window (invalidated) */
+	if (sc->buf_id || sc->win)
+		release_buf(srv, sc->buf_id, sc->win);
+	sc->id = 0;
+	srv->nactive--;
+	srv->finished++;
+}
+
+static void handle_recv(struct server *srv, struct sconn *sc);
+
+/* Accept what the listener has queued, as far as --count and slots allow. */
+static void accept_all(struct server *srv)
+{
+	struct rdmaxfer_accept ac = { .size = sizeof(ac) };
+	unsigned int i;
+
+	while (srv->listen_id && srv->nactive < SERVE_MAX_CONNS) {
+		memset(&ac, 0, sizeof(ac));
+		ac.size = sizeof(ac);
+		ac.listen_id = srv->listen_id;
+		ac.timeout_ns = 0;
+		if (ioctl(srv->fd, RDMAXFER_IOC_ACCEPT, &ac)) {
+			if (errno != EAGAIN && errno != EINTR)
+				warnx_("ACCEPT failed: %s", strerror(errno));
+			return;
+		}
+		for (i = 0; i < SERVE_MAX_CONNS && srv->conns[i].id; i++)
+			;
+		setup_conn(srv, &srv->conns[i], ac.conn_id, &ac.peer);
+		if (srv->conns[i].id == ac.conn_id)
+			handle_recv(srv, &srv->conns[i]);	/* messages sent before the accept */
+		if (srv->count && srv->accepted >= srv->count) {
+			close_id(srv, srv->listen_id);	/* later clients are refused */
+			srv->listen_id = 0;
+		}
+	}
+}
+
+/* --- control messages ------------------------------------------------- */
+
+static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *m)
+{
+	struct rdmaxfer_submit sb = { .size = sizeof(sb), .count = 1 };
+	struct rdmaxfer_op op = { .opcode = RDMAXFER_OP_SEND };
+	unsigned int slot;
+
+	for (slot = 0; slot < CTL_SLOTS && srv->slot_busy[slot]; slot++)
+		;
+	if (slot == CTL_SLOTS || sc->replies >= MAX_REPLIES_PER_CONN) {
+		warnx_("connection %llu from %s: too many requests in flight, dropping it",
+		       (unsigned long long)sc->num, sc->peer);
+		drop_conn(srv, sc);
+		return;
+	}
+	proto_encode(&srv->ctl[slot], m);
+	op.conn_id = sc->id;
+	op.buf_id = srv->ctl_buf;
+	op.buf_offset = (uint64_t)slot * sizeof(struct proto_msg);
+	op.length = sizeof(struct proto_msg);
+	op.user_data = slot + 1;
+	sb.op_size = sizeof(op);
+	sb.ops = (uintptr_t)&op;
+	while (ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+		if (errno == EINTR)
+			continue;
+		/* ENOTCONN: its DISCONNECTED event is on the way */
+		if (errno != ENOTCONN && errno != ECONNRESET)
+			warnx_("connection %llu from %s: cannot answer: %s",
+			       (unsigned long long)sc->num, sc->peer, strerror(errno));
+		return;
+	}
+	srv->slot_busy[slot] = true;
+	sc->replies++;
+}
+
+static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_msg *m)
+{
+	struct proto_msg r = { 0 };
+
+	switch (m->type) {
+	case PROTO_WRITE_BEGIN:
+		r.type = PROTO_WRITE_READY;
+		if (m->offset > srv->size ||
+		    (m->length && (!m->round_len || m->round_len > srv->size - m->offset))) {
+			r.status = ERANGE;
+			break;
+		}
+		sc->session = true;
+		sc->s_flags = m->flags;
+		sc->s_off = m->offset;
+		sc->s_total = m->length;
+		sc->s_round_len = m->round_len;
+		sc->s_done = 0;
+		sc->s_round = 0;
+		if (srv->out_fd >= 0) {
+			sc->saved = true;
+			if (out_truncate(srv)) {
+				out_error(srv, "truncating");
+				r.status = EIO;
+			}
+		}
+		break;
+	case PROTO_CSUM_REQ:
+		r.type = PROTO_CSUM;
+		r.offset = m->offset;
+		r.length = m->length;
+		if (m->offset > srv->size || m->length > srv->size - m->offset || !sc->win)
+			r.status = ERANGE;
+		else
+			r.crc = crc32c(0, sc->win + m->offset, m->length);
+		break;
+	case PROTO_SYNC:
+		r.type = PROTO_SYNC_ACK;
+		fflush(stdout);
+		break;
+	default:
+		r.type = PROTO_ERROR;
+		r.status = EPROTO;
+	}
+	reply(srv, sc, &r);
+}
+
+/* A message that is not a control message: the user's data. */
+static void output_message(struct server *srv, const unsigned char *p, uint32_t len)
+{
+	if (srv->out_fd >= 0) {
+		if (out_write(srv, p, len, -1))
+			out_error(srv, "appending a message to");
+		return;
+	}
+	if (srv->json) {
+		fwrite(p, 1, len, stderr);
+		fflush(stderr);
+		return;
+	}
+	if (len) {
+		fwrite(p, 1, len, stdout);
+		srv->stdout_at_bol = p[len - 1] == '\n';
+		fflush(stdout);
+	}
+}
+
+/*
+ * Take every message queued on the connection.  Not one per RECV event:
+ * messages may arrive (and their events be queued) before we accepted the
+ * connection, so events and messages are not paired up; a RECV event whose
+ * message was taken already finds the queue empty (EAGAIN).
+ */
+static void handle_recv(struct server *srv, struct sconn *sc)
+{
+	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+	struct proto_msg m;
+	uint32_t id = sc->id;
+
+	while (sc->id == id) {		/* a control message may drop it */
+		rv.conn_id = id;
+		rv.length = srv->rbuf_len;
+		rv.addr = (uintptr_t)srv->rbuf;
+		if (ioctl(srv->fd, RDMAXFER_IOC_RECV, &rv)) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EMSGSIZE && rv.length > srv->rbuf_len) {
+				unsigned char *p = realloc(srv->rbuf, rv.length);
+
+				if (p) {
+					srv->rbuf = p;
+					srv->rbuf_len = rv.length;
+					continue;
+				}
+			}
+			if (errno != EAGAIN && errno != ENOTCONN && errno != ENOENT)
+				warnx_("connection %llu from %s: RECV failed: %s",
+				       (unsigned long long)sc->num, sc->peer, strerror(errno));
+			return;
+		}
+		if (!proto_decode(&m, srv->rbuf, rv.length)) {
+			handle_ctl(srv, sc, &m);
+			continue;
+		}
+		sc->msgs++;
+		sc->msg_bytes += rv.length;
+		srv->msgs++;
+		srv->msg_bytes += rv.length;
+		output_message(srv, srv->rbuf, rv.length);
+	}
+}
+
+/* A WRITE_IMM landed: the end of a round (proto.h). */
+static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxfer_completion *c)
+{
+	struct proto_msg r = { .type = PROTO_ROUND_DONE };
+	uint64_t end, len, expect;
+
+	if (c->window_id != sc->window_id || c->value > srv->size || c->bytes > srv->size - c->value)
+		return;		/* not our window: the kernel would not do that */
+	end = c->value + c->bytes;
+	if (end > sc->highest)
+		sc->highest = end;
+	if (!sc->session) {	/* a client without WRITE_BEGIN */
+		sc->written += c->bytes;
+		srv->bytes_written += c->bytes;
+		return;
+	}
+	expect = sc->s_total - sc->s_done < sc->s_round_len ? sc->s_total - sc->s_done :
+							       sc->s_round_len;
+	len = end >= sc->s_off ? end - sc->s_off : 0;
+	r.round = c->imm_data & PROTO_IMM_ROUND_MASK;
+	r.offset = sc->s_off;
+	r.length = len;
+	if (r.round != (uint32_t)(sc->s_round & PROTO_IMM_ROUND_MASK) || len != expect || !len) {
+		r.status = EPROTO;
+		reply(srv, sc, &r);
+		return;
+	}
+	if (srv->out_fd >= 0) {
+		if ((sc->s_round == 0 && sc->s_off &&
+		     out_write(srv, sc->win, sc->s_off, 0)) ||
+		    out_write(srv, sc->win + sc->s_off, len, (int64_t)(sc->s_off + sc->s_done))) {
+			out_error(srv, "saving to");
+			r.status = EIO;
+		}
+	}
+	if (sc->s_flags & PROTO_F_VERIFY)
+		r.crc = crc32c(0, sc->win + sc->s_off, len);
+	sc->s_done += len;
+	sc->s_round++;
+	sc->rounds++;
+	sc->written += len;
+	srv->rounds++;
+	srv->bytes_written += len;
+	reply(srv, sc, &r);
+}
+
+/* REAP everything there is and act on it.  Returns -1 on a fatal error. */
+static int reap_all(struct server *srv)
+{
+	struct rdmaxfer_completion c[REAP_MAX];
+	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
+	struct sconn *sc;
+	uint32_t i;
+
+	do {
+		rp.count = REAP_MAX;
+		rp.timeout_ns = 0;
+		rp.completions = (uintptr_t)c;
+		if (ioctl(srv->fd, RDMAXFER_IOC_REAP, &rp)) {
+			if (errno == EINTR)
+				return 0;
+			warnx_("REAP failed: %s", strerror(errno));
+			return -1;
+		}
+		for (i = 0; i < rp.count; i++) {
+			if (c[i].opcode == RDMAXFER_EVENT_CONNECTED) {
+				accept_all(srv);
+				continue;
+			}
+			if (c[i].opcode == RDMAXFER_OP_SEND && c[i].user_data &&
+			    c[i].user_data <= CTL_SLOTS)
+				srv->slot_busy[c[i].user_data - 1] = false;
+			sc = find_conn(srv, c[i].conn_id);
+			if (!sc && c[i].opcode != RDMAXFER_OP_SEND) {
+				/* an event may come before the CONNECTED one */
+				accept_all(srv);
+				sc = find_conn(srv, c[i].conn_id);
+			}
+			if (!sc)
+				continue;
+			switch (c[i].opcode) {
+			case RDMAXFER_OP_SEND:
+				if (sc->replies)
+					sc->replies--;
+				break;
+			case RDMAXFER_EVENT_RECV:
+				handle_recv(srv, sc);
+				break;
+			case RDMAXFER_EVENT_WRITE_IMM:
+				handle_imm(srv, sc, &c[i]);
+				break;
+			case RDMAXFER_EVENT_DISCONNECTED:
+				finish_conn(srv, sc, c[i].status);
+				accept_all(srv);
+				break;
+			default:
+				break;
+			}
+		}
+	} while (rp.count == REAP_MAX);
+	return 0;
+}
+
+/* --- set-up ----------------------------------------------------------- */
+
+static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
+{
+	struct rdmaxfer_listen ls = { .size = sizeof(ls) };
+	static const uint8_t zero[16];
+	const char *addr = bind_addr ? bind_addr : "::";
+	char where[128], sz[48];
+	struct rdmaxfer_addr any;
+
+	for (;;) {
+		memset(&ls, 0, sizeof(ls));
+		ls.size = sizeof(ls);
+		if (parse_addr(addr, port, &ls.addr))
+			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", addr);
+		if (!ioctl(srv->fd, RDMAXFER_IOC_LISTEN, &ls))
+			break;
+		/* the default: IPv4 only if IPv6 is not there */
+		if (!bind_addr && !strcmp(addr, "::") &&
+		    (errno == EAFNOSUPPORT || errno == EINVAL || errno == ENODEV)) {
+			addr = "0.0.0.0";
+			continue;
+		}
+		/*
+		 * rdma_cm reports a port in use as EADDRNOTAVAIL when the id
+		 * reuses addresses (a bind conflict is found at listen time)
+		 */
+		if (errno == EADDRNOTAVAIL && parse_addr(addr, 0, &any) == 0 &&
+		    !memcmp(any.addr, zero, sizeof(zero)))
+			errno = EADDRINUSE;
+		switch (errno) {
+		case EADDRINUSE:
+			return fail("cannot listen on %s port %u: the port is in use (another rdmaxfer serve?)",
+				    addr, port);
+		case EADDRNOTAVAIL:
+			return fail("cannot listen on %s port %u: the address is not on this host, or the port is in use",
+				    addr, port);
+		case ENODEV:
+			return fail("cannot listen on %s: no RDMA device for that address (see 'rdma link')",
+				    addr);
+		default:
+			return fail("cannot listen on %s port %u: %s", addr, port, strerror(errno));
+		}
+	}
+	srv->listen_id = ls.listen_id;
+	format_addr(&ls.addr, where, sizeof(where));
+	if (!bind_addr && !strcmp(addr, "::"))
+		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
+	format_bytes(srv->size, sz, sizeof(sz));
+	say(srv, "listening on %s, window %s", where, sz);
+	return EXIT_OK;
+}
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
+		"                      [--out FILE] [--count N] [--json]\n"
+		"\n"
+		"Serve 'rdmaxfer write', 'read' and 'send': each client gets a window of\n"
+		"--size bytes to WRITE into and READ from; messages are printed.  Several\n"
+		"clients are served at the same time, each with its own window.\n"
+		"\n"
+		"  --bind ADDR   listen address (default '::': IPv6 and IPv4)\n"
+		"  --port N      port (default %u; 0: any, printed)\n"
+		"  --size BYTES  window size (default 64M; K, M, G suffixes)\n"
+		"  --in FILE     preload each window from FILE (at most --size bytes)\n"
+		"  --out FILE    save what clients write to FILE (the last write; a\n"
+		"                write larger than the window is saved round by round),\n"
+		"                and append their messages to it instead of stdout\n"
+		"  --count N     exit after N client connections have ended\n"
+		"  --json        one JSON object at exit (messages then go to --out or stderr)\n"
+		"\n"
+		"Without --count, serve runs until SIGINT or SIGTERM (exit 0).\n",
+		RDMAXFER_DEFAULT_PORT);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "bind", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "size", required_argument, NULL, 's' },
+		{ "in", required_argument, NULL, 'i' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct server srv;
+	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb) };
+	const char *bind_addr = NULL;
+	struct sigaction sa, old;
+	sigset_t block, orig;
+	uint64_t v, port = RDMAXFER_DEFAULT_PORT;
+	char sz[48], mx[48];
+	unsigned int i;
+	int c, ret = EXIT_FAIL;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.fd = -1;
+	srv.out_fd = -1;
+	srv.size = SERVE_DEFAULT_SIZE;
+	srv.stdout_at_bol = true;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			bind_addr = optarg;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 65535, &port))
+				return usage_error("serve ", "bad --port '%s' (0 .. 65535)", optarg);
+			break;
+		case 's':
+			if (parse_size(optarg, &srv.size) || !srv.size)
+				return usage_error("serve ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
+						   optarg);
+			break;
+		case 'i':
+			srv.in_name = optarg;
+			break;
+		case 'o':
+			srv.out_name = optarg;
+			break;
+		case 'c':
+			if (parse_uint(optarg, UINT64_MAX, &v) || !v)
+				return usage_error("serve ", "bad --count '%s' (a number, at least 1)", optarg);
+			srv.count = v;
+			break;
+		case 'j':
+			srv.json = true;
+			break;
+		case 'h':
+			serve_usage(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("serve ", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("serve ", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error("serve ", "unexpected argument '%s'", argv[optind]);
+	if (bind_addr) {
+		struct rdmaxfer_addr a;
+
+		if (parse_addr(bind_addr, 0, &a))
+			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", bind_addr);
+	}
+	if (srv.size > SIZE_MAX)
+		return fail("--size is too large for this machine");
+
+	if (srv.in_name) {
+		struct stat st;
+
+		if (stat(srv.in_name, &st))
+			return fail("cannot open %s: %s", srv.in_name, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return fail("%s is not a regular file", srv.in_name);
+		if ((uint64_t)st.st_size > srv.size) {
+			format_bytes(srv.size, sz, sizeof(sz));
+			return fail("%s (%llu bytes) is larger than the window (--size %s)",
+				    srv.in_name, (unsigned long long)st.st_size, sz);
+		}
+	}
+
+	srv.fd = rdmaxfer_open_transfer(&srv.info);
+	if (srv.fd < 0)
+		return EXIT_FAIL;
+	if ((srv.info.max_window_size && srv.size > srv.info.max_window_size) ||
+	    (srv.info.max_buf_size && srv.size > srv.info.max_buf_size)) {
+		uint64_t m = srv.info.max_window_size;
+
+		if (srv.info.max_buf_size && srv.info.max_buf_size < m)
+			m = srv.info.max_buf_size;
+		format_bytes(srv.size, sz, sizeof(sz));
+		format_bytes(m, mx, sizeof(mx));
+		fail("a window of %s is larger than the module allows (%s)", sz, mx);
+		goto out;
+	}
+	if (srv.out_name) {
+		srv.out_fd = open(srv.out_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (srv.out_fd < 0) {
+			fail("cannot create %s: %s", srv.out_name, strerror(errno));
+			goto out;
+		}
+		{
+			struct stat st;
+
+			srv.out_regular = !fstat(srv.out_fd, &st) && S_ISREG(st.st_mode);
+			srv.out_seekable = lseek(srv.out_fd, 0, SEEK_CUR) >= 0;
+		}
+	}
+	srv.rbuf_len = srv.info.max_send_size > 4096 ? srv.info.max_send_size : 4096;
+	srv.rbuf = malloc(srv.rbuf_len);
+	/* populated before REG_BUF: see map_anon() */
+	srv.ctl = mmap(NULL, CTL_SLOTS * sizeof(*srv.ctl), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!srv.rbuf || srv.ctl == MAP_FAILED) {
+		srv.ctl = NULL;
+		fail("out of memory");
+		goto out;
+	}
+	rb.addr = (uintptr_t)srv.ctl;
+	rb.length = CTL_SLOTS * sizeof(*srv.ctl);
+	rb.access = RDMAXFER_BUF_READ;
+	if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+		fail("cannot register memory: %s", strerror(errno));
+		goto out;
+	}
+	srv.ctl_buf = rb.buf_id;
+
+	/* SIGINT/SIGTERM stop the loop; they are only let in during ppoll */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	/* a background job of a non-interactive shell ignores SIGINT: keep that */
+	if (!sigaction(SIGINT, NULL, &old) && old.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
+
+	if (do_listen(&srv, bind_addr, (uint16_t)port) != EXIT_OK)
+		goto out;
+
+	srv.start = now_sec();
+	while (!stop_signal) {
+		struct pollfd pfd = { .fd = srv.fd, .events = POLLIN };
+		struct timespec ts = { .tv_sec = 1 };
+
+		if (srv.count && srv.finished >= srv.count)
+			break;
+		if (ppoll(&pfd, 1, &ts, &orig) < 0 && errno != EINTR) {
+			fail("poll failed: %s", strerror(errno));
+			goto out;
+		}
+		if (reap_all(&srv))
+			goto out;
+		retry_zombies(&srv);
+	}
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		if (srv.conns[i].id)
+			finish_conn(&srv, &srv.conns[i], 0);
+
+	if (srv.json) {
+		json_begin_object(NULL);
+		json_u64("connections", srv.finished);
+		json_u64("bytes_written", srv.bytes_written);
+		json_u64("rounds", srv.rounds);
+		json_u64("messages", srv.msgs);
+		json_u64("message_bytes", srv.msg_bytes);
+		json_u64("errors", srv.errors);
+		json_u64("window", srv.size);
+		json_double("seconds", now_sec() - srv.start);
+		json_end_object();
+		json_end_document();
+	}
+	if (fflush(stdout))
+		fail("writing output failed: %s", strerror(errno));
+	else if (srv.out_fd >= 0 && close(srv.out_fd))
+		out_error(&srv, "writing");
+	else
+		ret = srv.out_failed ? EXIT_FAIL : EXIT_OK;
+	srv.out_fd = -1;
+out:
+	if (srv.fd >= 0)
+		close(srv.fd);
+	if (srv.out_fd >= 0)
+		close(srv.out_fd);
+	free(srv.rbuf);
+	return ret;
+}

@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer CLI - the client side of a connection, and the encoding of the
+ * control messages of proto.h.
+ *
+ * A client owns one connection on its own open file, so every completion
+ * and event that REAP returns is about that connection.  Operations are
+ * posted in batches with at most `depth` of them in flight (the
+ * connection's queue depth, capped by the file's max_pending); completions
+ * are reaped as they come.  An error completion, a DISCONNECTED event, a
+ * revoked window or SESSION_IDLE_TIMEOUT_S of silence ends the session with
+ * one error line.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "session.h"
+
+#define REAP_MAX	64
+#define CTL_BUF_SIZE	4096
+#define CTL_SLOTS	(CTL_BUF_SIZE / sizeof(struct proto_msg))
+#define MAX_DEPTH	256
+#define CTL_COOKIE	(1ull << 63)	/* user_data of control messages */
+
+/* --- control messages ------------------------------------------------- */
+
+void proto_encode(struct proto_msg *w, const struct proto_msg *h)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->magic, PROTO_MAGIC, PROTO_MAGIC_LEN);
+	w->type = htole32(h->type);
+	w->flags = htole32(h->flags);
+	w->offset = htole64(h->offset);
+	w->length = htole64(h->length);
+	w->round_len = htole64(h->round_len);
+	w->round = htole32(h->round);
+	w->status = htole32(h->status);
+	w->crc = htole32(h->crc);
+}
+
+int proto_looks_like_ctl(const void *buf, size_t len)
+{
+	return len == sizeof(struct proto_msg) && !memcmp(buf, PROTO_MAGIC, PROTO_MAGIC_LEN);
+}
+
+int proto_decode(struct proto_msg *h, const void *buf, size_t len)
+{
+	struct proto_msg w;
+
+	if (!proto_looks_like_ctl(buf, len))
+		return -1;
+	memcpy(&w, buf, sizeof(w));
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, w.magic, PROTO_MAGIC_LEN);
+	h->type = le32toh(w.type);
+	h->flags = le32toh(w.flags);
+	h->offset = le64toh(w.offset);
+	h->length = le64toh(w.length);
+	h->round_len = le64toh(w.round_len);
+	h->round = le32toh(w.round);
+	h->status = le32toh(w.status);
+	h->crc = le32toh(w.crc);
+	return 0;
+}
+
+const char *proto_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		"?", "WRITE_BEGIN", "WRITE_READY", "ROUND_DONE", "CSUM_REQ", "CSUM",
+		"SYNC", "SYNC_ACK", "ERROR",
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+}
+
+/* --- progress --------------------------------------------------------- */
+
+void progress_start(struct progress *p, const char *verb, uint64_t total)
+{
+	memset(p, 0, sizeof(*p));
+	p->on = isatty(STDERR_FILENO);
+	p->verb = verb;
+	p->total = total;
+	p->start = now_sec();
+	p->last = p->start;
+}
+
+void progress_add(struct progress *p, uint64_t bytes)
+{
+	double t, el;
+
+	if (!p)
+		return;
+	p->done += bytes;
+	if (!p->on)
+		return;
+	t = now_sec();
+	el = t - p->start;
+	/* only long transfers, at most 4 updates a second */
+	if (el < 1.0 || t - p->last < 0.25)
+		return;
+	p->last = t;
+	p->shown = true;
+	fprintf(stderr, "\r%s %.1f / %.1f MiB (%3.0f%%), %.1f MiB/s   ", p->verb,
+		(double)p->done / 1048576.0, (double)p->total / 1048576.0,
+		p->total ? 100.0 * (double)p->done / (double)p->total : 100.0,
+		(double)p->done / 1048576.0 / el);
+	fflush(stderr);
+}
+
+void progress_end(struct progress *p)
+{
+	if (p && p->on && p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		p->shown = false;
+	}
+}
+
+static void fail_line(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print one error line (clearing a progress line first). */
+static void fail_line(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	progress_end(s->prog);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warnx_("%s", msg);
+}
+
+/* --- memory ----------------------------------------------------------- */
+
+/*
+ * Anonymous memory for a buffer, populated (written to) before it is
+ * registered: a read-only long-term pin of a page never written pins the
+ * shared zero page on Linux 6.1 (no COW unsharing for R/O pins before 6.2),
+ * and what the CLI stores there afterwards would never reach the device.
+ */
+void *map_anon(uint64_t len)
+{
+	void *p;
+	char sz[48];
+
+	if (!len)
+		len = 1;
+	if (len > SIZE_MAX) {
+		warnx_("cannot allocate %llu bytes", (unsigned long long)len);
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		format_bytes(len, sz, sizeof(sz));
+		warnx_("cannot allocate %s of memory: %s", sz, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id)
+{
+	struct rdmaxfer_reg_buf rb = {
+		.size = sizeof(rb),
+		.addr = (uintptr_t)addr,
+		.length = len,
+		.access = access,
+	};
+	char sz[48];
+
+	if (ioctl(s->fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+		format_bytes(len, sz, sizeof(sz));
+		if (errno == ENOMEM)
+			fail_line(s, "cannot register %s of memory: over the locked-memory limit (ulimit -l) or out of memory",
+				  sz);
+		else
+			fail_line(s, "cannot register %s of memory: %s", sz, strerror(errno));
+		return -1;
+	}
+	*buf_id = rb.buf_id;
+	return 0;
+}
+
+/* --- connecting ------------------------------------------------------- */
+
+static void connect_error(struct session *s, int err, uint32_t reason)
+{
+	const char *p = s->peer;
+
+	switch (err) {
+	case ECONNREFUSED:
+		switch (reason) {
+		case RDMAXFER_REJECT_NOT_RDMAXFER:
+			fail_line(s, "%s refused the connection: it is not an rdmaxfer server", p);
+			break;
+		case RDMAXFER_REJECT_VERSION:
+			fail_line(s, "%s refused the connection: it speaks another rdmaxfer protocol version", p);
+			break;
+		case RDMAXFER_REJECT_PARAMS:
+			fail_line(s, "%s refused the connection: it does not accept our queue depth or buffer sizes", p);
+			break;
+		case RDMAXFER_REJECT_BACKLOG:
+			fail_line(s, "%s refused the connection: the server is busy (its backlog is full)", p);
+			break;
+		case RDMAXFER_REJECT_RESOURCES:
+			fail_line(s, "%s refused the connection: the server is out of memory or queue pairs", p);
+			break;
+		default:
+			fail_line(s, "connection to %s refused: no rdmaxfer server is listening there", p);
+		}
+		break;
+	case ETIMEDOUT:
+		fail_line(s, "no answer from %s within %d s (host down, or not reachable over RDMA)", p,
+			  SESSION_CONNECT_TIMEOUT_S);
+		break;
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EADDRNOTAVAIL:
+	case ENODEV:
+		fail_line(s, "cannot reach %s: no route to it, or no RDMA device for that network (see 'rdma link', 'ip route')",
+			  p);
+		break;
+	case EINTR:
+		fail_line(s, "connecting to %s interrupted", p);
+		break;
+	default:
+		fail_line(s, "connecting to %s failed: %s", p, strerror(err));
+	}
+}
+
+int session_open(struct session *s, const char *host, uint16_t port)
+{
+	struct rdmaxfer_connect cn = { .size = sizeof(cn) };
+	struct rdmaxfer_addr addr;
+	unsigned int depth;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	if (parse_addr(host, port, &addr))	/* checked by the caller already */
+		return usage_error(NULL, "'%s' is not an IPv4 or IPv6 address", host), -1;
+	format_addr(&addr, s->peer, sizeof(s->peer));
+	s->fd = rdmaxfer_open_transfer(&s->info);
+	if (s->fd < 0)
+		return -1;
+
+	cn.addr = addr;
+	cn.timeout_ns = (int64_t)SESSION_CONNECT_TIMEOUT_S * 1000000000;
+	if (ioctl(s->fd, RDMAXFER_IOC_CONNECT, &cn)) {
+		connect_error(s, errno, cn.reject_reason);
+		return -1;
+	}
+	s->conn_id = cn.conn_id;
+
+	s->ci.size = sizeof(s->ci);
+	s->ci.conn_id = s->conn_id;
+	if (ioctl(s->fd, RDMAXFER_IOC_QUERY_CONN, &s->ci)) {
+		fail_line(s, "QUERY_CONN failed: %s", strerror(errno));
+		return -1;
+	}
+	depth = s->ci.queue_depth ? s->ci.queue_depth : 16;
+	if (s->info.max_pending && depth > s->info.max_pending)
+		depth = s->info.max_pending;
+	if (depth > MAX_DEPTH)
+		depth = MAX_DEPTH;
+	s->depth = depth;
+	s->max_op = s->ci.max_op_size ? s->ci.max_op_size : (1ull << 20);
+	if (s->ci.max_send_size < sizeof(struct proto_msg)) {
+		fail_line(s, "%s accepts messages of only %u bytes: too small for rdmaxfer's control messages",
+			  s->peer, s->ci.max_send_size);
+		return -1;
+	}
+
+	s->ctl = map_anon(CTL_BUF_SIZE);
+	if (!s->ctl)
+		return -1;
+	return session_reg(s, s->ctl, CTL_BUF_SIZE, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+			   &s->ctl_buf);
+}
+
+void session_close(struct session *s)
+{
+	struct rdmaxfer_close cl = { .size = sizeof(cl) };
+
+	progress_end(s->prog);
+	if (s->fd >= 0) {
+		if (s->conn_id) {
+			cl.id = s->conn_id;
+			ioctl(s->fd, RDMAXFER_IOC_CLOSE, &cl);
+		}
+		close(s->fd);	/* unpins and frees everything else */
+	}
+	if (s->ctl)
+		munmap(s->ctl, CTL_BUF_SIZE);
+	s->fd = -1;
+	s->ctl = NULL;
+}
+
+/* --- completions and events ------------------------------------------- */
+
+static const char *op_name(unsigned int opcode)
+{
+	switch (opcode) {
+	case RDMAXFER_OP_WRITE:
+		return "RDMA WRITE";
+	case RDMAXFER_OP_READ:
+		return "RDMA READ";
+	case RDMAXFER_OP_SEND:
+		return "SEND";
+	case RDMAXFER_OP_WRITE_IMM:
+		return "RDMA WRITE with immediate";
+	case RDMAXFER_OP_CAS:
+		return "compare-and-swap";
+	case RDMAXFER_OP_FADD:
+		return "fetch-and-add";
+	default:
+		return "operation";
+	}
+}
+
+/*
+ * One REAP call.  Returns the number of entries handled, 0 if none came
+ * within @timeout_ns, -1 on an error (printed).  When a batch holds both a
+ * flushed completion and the DISCONNECTED event, the event's reason is the
+ * one reported.
+ */
+static int session_reap(struct session *s, int64_t timeout_ns)
+{
+	struct rdmaxfer_completion c[REAP_MAX];
+	struct rdmaxfer_reap rp = {
+		.size = sizeof(rp),
+		.count = REAP_MAX,
+		.timeout_ns = timeout_ns,
+		.completions = (uintptr_t)c,
+	};
+	const struct rdmaxfer_completion *bad = NULL;
+	int disc_status = 1;		/* 1: no DISCONNECTED event */
+	bool revoked = false;
+	uint32_t i;
+
+	if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp)) {
+		if (errno == EINTR)
+			return 0;
+		fail_line(s, "REAP failed: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < rp.count; i++) {
+		switch (c[i].opcode) {
+		case RDMAXFER_EVENT_WINDOW:
+			if (!s->window_id) {
+				s->window_id = c[i].window_id;
+				s->window_len = c[i].bytes;
+				s->window_access = c[i].flags;
+			}
+			break;
+		case RDMAXFER_EVENT_WINDOW_REVOKED:
+			if (c[i].window_id == s->window_id)
+				revoked = true;
+			break;
+		case RDMAXFER_EVENT_RECV:
+			s->msgs_ready++;
+			break;
+		case RDMAXFER_EVENT_DISCONNECTED:
+			if (disc_status == 1)
+				disc_status = c[i].status;
+			break;
+		case RDMAXFER_EVENT_WRITE_IMM:
+		case RDMAXFER_EVENT_CONNECTED:
+			break;
+		default:	/* one of our operations */
+			if (s->inflight)
+				s->inflight--;
+			if (c[i].status) {
+				if (!bad)
+					bad = &c[i];
+			} else if (!(c[i].user_data & CTL_COOKIE)) {
+				progress_add(s->prog, c[i].bytes);
+			}
+		}
+	}
+	if (bad && bad->status == -ECANCELED && disc_status == 1) {
+		/* flushed: the reason is in the DISCONNECTED event, if it comes */
+		struct rdmaxfer_completion more[REAP_MAX];
+		double until = now_sec() + 0.5;
+
+		while (disc_status == 1 && now_sec() < until) {
+			rp.count = REAP_MAX;
+			rp.timeout_ns = 100000000;
+			rp.completions = (uintptr_t)more;
+			if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp))
+				break;
+			for (i = 0; i < rp.count; i++)
+				if (more[i].opcode == RDMAXFER_EVENT_DISCONNECTED) {
+					disc_status = more[i].status;
+					break;
+				}
+		}
+	}
+	if (disc_status != 1 && (!bad || bad->status == -ECANCELED)) {
+		fail_line(s, "connection to %s lost: %s", s->peer, status_words(disc_status));
+		return -1;
+	}
+	if (bad) {
+		fail_line(s, "%s to %s failed: %s", op_name(bad->opcode), s->peer,
+			  status_words(bad->status));
+		return -1;
+	}
+	if (revoked) {
+		fail_line(s, "%s revoked its window", s->peer);
+		return -1;
+	}
+	return (int)rp.count;
+}
+
+/* Wait until at least one completion or event was handled. */
+static int session_wait(struct session *s, const char *what, int timeout_s)
+{
+	double deadline = now_sec() + timeout_s;
+	int n;
+
+	for (;;) {
+		n = session_reap(s, 1000000000);
+		if (n)
+			return n < 0 ? -1 : 0;
+		if (now_sec() > deadline) {
+			fail_line(s, "no answer from %s for %d s while waiting for %s", s->peer,
+				  timeout_s, what);
+			return -1;
+		}
+	}
+}
+
+int session_wait_window(struct session *s, uint32_t access)
+{
+	double deadline = now_sec() + SESSION_WINDOW_TIMEOUT_S;
+
+	while (!s->window_id) {
+		if (session_wait(s, "the server's window", SESSION_WINDOW_TIMEOUT_S))
+			return -1;
+		if (!s->window_id && now_sec() > deadline) {
+			fail_line(s, "%s did not offer a window within %d s", s->peer,
+				  SESSION_WINDOW_TIMEOUT_S);
+			return -1;
+		}
+	}
+	if ((s->window_access & access) != access) {
+		fail_line(s, "the window of %s does not allow remote %s", s->peer,
+			  access & RDMAXFER_REMOTE_WRITE ? "writes" : "reads");
+		return -1;
+	}
+	return 0;
+}
+
+int session_drain(struct session *s)
+{
+	while (s->inflight)
+		if (session_wait(s, "completions", SESSION_IDLE_TIMEOUT_S))
+			return -1;
+	return 0;
+}
+
+/* Post @n operations, never more than s->depth in flight. */
+static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int n)
+{
+	unsigned int max_batch = s->info.max_batch ? s->info.max_batch : 1;
+	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(*ops) };
+
+	while (n) {
+		unsigned int room;
+
+		while (s->inflight >= s->depth)
+			if (session_wait(s, "completions", SESSION_IDLE_TIMEOUT_S))
+				return -1;
+		room = s->depth - s->inflight;
+		sb.count = n < room ? n : room;
+		if (sb.count > max_batch)
+			sb.count = max_batch;
+		sb.ops = (uintptr_t)ops;
+		if (ioctl(s->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			if (err == EAGAIN) {	/* max_pending: reap first */
+				if (s->inflight ? session_wait(s, "completions", SESSION_IDLE_TIMEOUT_S) :
+						  session_reap(s, 10000000) < 0)
+					return -1;
+				continue;
+			}
+			if (err == ENOTCONN || err == ECONNRESET || err == ENODEV) {
+				/* the reason is in the DISCONNECTED event */
+				if (session_reap(s, 1000000000) < 0)
+					return -1;
+				fail_line(s, "connection to %s lost", s->peer);
+				return -1;
+			}
+			fail_line(s, "SUBMIT of %s failed: %s", op_name(ops[0].opcode), strerror(err));
+			return -1;
+		}
+		s->inflight += sb.count;
+		ops += sb.count;
+		n -= sb.count;
+	}
+	return 0;
+}
+
+/*
+ * Move @len bytes between local buffer @buf_id at @buf_off and the server's
+ * window at @remote_off, in operations of at most max_op bytes, and wait for
+ * all of them.  With @notify (WRITE only), the last piece goes as a
+ * WRITE_IMM carrying @imm, posted after everything else has completed, so
+ * that the server's notification means the whole range has landed.
+ */
+int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
+		 uint64_t remote_off, uint64_t len, bool notify, uint32_t imm)
+{
+	struct rdmaxfer_op ops[REAP_MAX];
+	uint64_t pos = 0, body = len, last = 0;
+	unsigned int n;
+
+	if (notify) {
+		last = len % s->max_op ? len % s->max_op : s->max_op;
+		if (last > len)
+			last = len;
+		body = len - last;
+	}
+	while (pos < body) {
+		n = 0;
+		memset(ops, 0, sizeof(ops));
+		while (n < REAP_MAX && pos < body) {
+			uint64_t chunk = body - pos < s->max_op ? body - pos : s->max_op;
+
+			ops[n].opcode = opcode;
+			ops[n].conn_id = s->conn_id;
+			ops[n].buf_id = buf_id;
+			ops[n].window_id = s->window_id;
+			ops[n].buf_offset = buf_off + pos;
+			ops[n].remote_offset = remote_off + pos;
+			ops[n].length = chunk;
+			ops[n].user_data = buf_off + pos + 1;
+			pos += chunk;
+			n++;
+		}
+		if (session_post(s, ops, n))
+			return -1;
+	}
+	if (session_drain(s))
+		return -1;
+	if (!notify)
+		return 0;
+	memset(ops, 0, sizeof(ops[0]));
+	ops[0].opcode = RDMAXFER_OP_WRITE_IMM;
+	ops[0].conn_id = s->conn_id;
+	ops[0].buf_id = buf_id;
+	ops[0].window_id = s->window_id;
+	ops[0].buf_offset = buf_off + body;
+	ops[0].remote_offset = remote_off + body;
+	ops[0].length = last;
+	ops[0].imm_data = imm;
+	ops[0].user_data = buf_off + body + 1;
+	if (session_post(s, ops, 1))
+		return -1;
+	return session_drain(s);
+}
+
+/*
+ * SEND @len bytes of buffer @buf_id (mapped at @base) from @off as messages of at most the
+ * peer's max_send_size, pipelined.  A chunk that would look like a control
+ * message is split so that it does not.  Does not wait for completions.
+ */
+int session_send(struct session *s, uint32_t buf_id, const void *base, uint64_t off,
+		 uint64_t len)
+{
+	struct rdmaxfer_op ops[REAP_MAX];
+	uint64_t pos = 0, max = s->ci.max_send_size;
+	unsigned int n;
+
+	while (pos < len) {
+		n = 0;
+		memset(ops, 0, sizeof(ops));
+		while (n < REAP_MAX && pos < len) {
+			uint64_t chunk = len - pos < max ? len - pos : max;
+
+			if (proto_looks_like_ctl((const char *)base + off + pos, chunk))
+				chunk = 1;
+			ops[n].opcode = RDMAXFER_OP_SEND;
+			ops[n].conn_id = s->conn_id;
+			ops[n].buf_id = buf_id;
+			ops[n].buf_offset = off + pos;
+			ops[n].length = chunk;
+			ops[n].user_data = off + pos + 1;
+			pos += chunk;
+			n++;
+		}
+		if (session_post(s, ops, n))
+			return -1;
+		s->msgs_sent += n;
+	}
+	return 0;
+}
+
+/* Send control message @req (without waiting for its completion). */
+int session_ctl_send(struct session *s, const struct proto_msg *req)
+{
+	struct rdmaxfer_op op = {
+		.opcode = RDMAXFER_OP_SEND,
+		.conn_id = s->conn_id,
+		.buf_id = s->ctl_buf,
+		.length = sizeof(struct proto_msg),
+	};
+
+	s->ctl_slot = (s->ctl_slot + 1) % CTL_SLOTS;
+	proto_encode((struct proto_msg *)s->ctl + s->ctl_slot, req);
+	op.buf_offset = (uint64_t)s->ctl_slot * sizeof(struct proto_msg);
+	op.user_data = CTL_COOKIE | (op.buf_offset + 1);
+	return session_post(s, &op, 1);
+}
+
+/*
+ * Wait for the server's next control message, which must be of type
+ * @expect; @what says what we wait for (in the error line).
+ */
+int session_ctl_recv(struct session *s, const char *what, uint32_t expect, struct proto_msg *rep)
+{
+	unsigned char buf[sizeof(struct proto_msg) * 2];
+	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+
+	for (;;) {
+		while (!s->msgs_ready)
+			if (session_wait(s, what, SESSION_IDLE_TIMEOUT_S))
+				return -1;
+		rv.conn_id = s->conn_id;
+		rv.length = sizeof(buf);
+		rv.addr = (uintptr_t)buf;
+		if (ioctl(s->fd, RDMAXFER_IOC_RECV, &rv)) {
+			if (errno == EAGAIN) {	/* the event was ahead of the message? */
+				s->msgs_ready = 0;
+				continue;
+			}
+			if (errno == EMSGSIZE) {
+				fail_line(s, "protocol error: %s sent a %u-byte message where a control message was expected",
+					  s->peer, rv.length);
+				return -1;
+			}
+			fail_line(s, "RECV failed: %s", strerror(errno));
+			return -1;
+		}
+		s->msgs_ready--;
+		if (proto_decode(rep, buf, rv.length)) {
+			fail_line(s, "protocol error: %s sent a %u-byte message that is not an rdmaxfer control message (is it 'rdmaxfer serve'?)",
+				  s->peer, rv.length);
+			return -1;
+		}
+		break;
+	}
+	if (rep->type == PROTO_ERROR) {
+		fail_line(s, "%s reported an error while we waited for %s: %s", s->peer, what,
+			  strerror((int)rep->status));
+		return -1;
+	}
+	if (rep->type != expect) {
+		fail_line(s, "protocol error: %s sent %s while we waited for %s", s->peer,
+			  proto_type_name(rep->type), what);
+		return -1;
+	}
+	return 0;
+}
+
+/* Send control message @req and wait for the answer of type @expect. */
+int session_call(struct session *s, const struct proto_msg *req, uint32_t expect,
+		 struct proto_msg *rep)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "its answer to %s", proto_type_name(req->type));
+	if (session_ctl_send(s, req))
+		return -1;
+	return session_ctl_recv(s, what, expect, rep);
+}

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer write | read | send - the clients of `rdmaxfer serve`.
+ *
+ * write HOST (--file F | --size N) [--offset O] [--verify]
+ *	Connects, waits for the server's window, and RDMA WRITEs the data to
+ *	window offset O.  The protocol is in proto.h: WRITE_BEGIN, then rounds
+ *	of window length (only when O is 0: a file longer than the window
+ *	streams through it), each ended by a WRITE_WITH_IMM with
+ *	imm = round | PROTO_IMM_LAST on the last round, and acknowledged by
+ *	the server's ROUND_DONE after it saved the round to its --out.  With
+ *	--verify the acknowledgement carries the CRC32C of the round as it is
+ *	in the server's memory, which must equal the CRC32C of what we sent;
+ *	the window is not overwritten before that.  --size N writes N bytes
+ *	of a deterministic pattern (byte p of the stream is byte p % 8 of
+ *	splitmix64(p / 8), little-endian).
+ *
+ * read HOST --size N [--offset O] [--out F] [--verify]
+ *	RDMA READs N bytes from window offset O (O + N must fit the window) in
+ *	pieces of at most READ_PIECE bytes into F or stdout.  --verify asks the
+ *	server for the CRC32C of those window bytes (CSUM_REQ) and compares it
+ *	with the CRC32C of what arrived.
+ *
+ * send HOST (--file F | --message TEXT)
+ *	SENDs the file, or TEXT plus a newline, as messages of at most the
+ *	peer's max_send_size bytes (a larger file goes as several messages,
+ *	in order), SEND_BATCH_MSGS at a time, each batch followed by a SYNC
+ *	round trip; when send returns, the server has printed them all.
+ *
+ * Times and MiB/s cover the data phase: from the first operation to the
+ * last acknowledgement (connection set-up and registration excluded).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session.h"
+
+#define READ_PIECE	(64ull << 20)	/* local buffer of `read` */
+#define SEND_PIECE	(4ull << 20)	/* local buffer of `send --file` */
+/*
+ * Messages sent before waiting for the server to take them (SYNC): the
+ * module queues at most 128 messages a receiver has not RECV'd and drops the
+ * connection (ENOBUFS) beyond that, so a sender must not run ahead of a
+ * server that is busy (setting up its window, writing to a slow --out).
+ */
+#define SEND_BATCH_MSGS	32
+
+/* --- data ------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The pattern of `write --size`: bytes [pos, pos + len) of the stream. */
+static void fill_pattern(unsigned char *buf, uint64_t len, uint64_t pos)
+{
+	uint64_t v;
+
+	while (len && (pos & 7)) {
+		*buf++ = (unsigned char)(splitmix64(pos >> 3) >> (8 * (pos & 7)));
+		pos++;
+		len--;
+	}
+	while (len >= 8) {
+		v = htole64(splitmix64(pos >> 3));
+		memcpy(buf, &v, 8);
+		buf += 8;
+		pos += 8;
+		len -= 8;
+	}
+	while (len) {
+		*buf++ = (unsigned char)(splitmix64(pos >> 3) >> (8 * (pos & 7)));
+		pos++;
+		len--;
+	}
+}
+
+/* Read exactly @len bytes at @pos of @fd.  Prints the error. */
+static int read_exact(int fd, const char *name, void *buf, uint64_t len, uint64_t pos)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			warnx_("reading %s failed: %s", name, strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			warnx_("%s got shorter while it was being sent", name);
+			return -1;
+		}
+		p += n;
+		pos += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *name, const void *buf, uint64_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			warnx_("writing %s failed: %s", name, strerror(errno));
+			return -1;
+		}
+		p += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Open a data file for reading; its size in *size.  Prints the error. */
+static int open_input(const char *name, uint64_t *size)
+{
+	struct stat st;
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		warnx_("cannot open %s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		warnx_("%s is not a regular file", name);
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* --- options ---------------------------------------------------------- */
+
+enum {
+	OPT_PORT = 'p', OPT_FILE = 'f', OPT_SIZE = 's', OPT_OFFSET = 'o', OPT_OUT = 'O',
+	OPT_VERIFY = 'v', OPT_JSON = 'j', OPT_MESSAGE = 'm', OPT_HELP = 'h',
+};
+
+struct client_opts {
+	const char *cmd;	/* "write " etc., for usage errors */
+	const char *host;
+	uint16_t port;
+	const char *file;
+	const char *out;
+	const char *message;
+	uint64_t size;
+	bool have_size;
+	uint64_t offset;
+	bool verify;
+	bool json;
+};
+
+/*
+ * Parse the options of a client command.  Returns -1 when parsed, else an
+ * exit code (help printed, or a usage error).
+ */
+static int parse_client(int argc, char **argv, const struct option *opts, struct client_opts *o,
+			void (*help)(FILE *))
+{
+	struct rdmaxfer_addr a;
+	uint64_t v;
+	int c;
+
+	o->port = RDMAXFER_DEFAULT_PORT;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PORT:
+			if (parse_uint(optarg, 65535, &v))
+				return usage_error(o->cmd, "bad --port '%s' (0 .. 65535)", optarg);
+			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
+			break;
+		case OPT_FILE:
+			o->file = optarg;
+			break;
+		case OPT_OUT:
+			o->out = optarg;
+			break;
+		case OPT_MESSAGE:
+			o->message = optarg;
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &o->size))
+				return usage_error(o->cmd, "bad --size '%s' (bytes, with K, M, G suffixes)", optarg);
+			o->have_size = true;
+			break;
+		case OPT_OFFSET:
+			if (parse_size(optarg, &o->offset))
+				return usage_error(o->cmd, "bad --offset '%s' (bytes, with K, M, G suffixes)", optarg);
+			break;
+		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_HELP:
+			help(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(o->cmd, "missing HOST (the server's IPv4 or IPv6 address)");
+	if (optind + 1 < argc)
+		return usage_error(o->cmd, "unexpected argument '%s'", argv[optind + 1]);
+	o->host = argv[optind];
+	if (parse_addr(o->host, o->port, &a))
+		return usage_error(o->cmd, "'%s' is not an IPv4 or IPv6 address", o->host);
+	return -1;
+}
+
+static double mib_per_s(uint64_t bytes, double secs)
+{
+	if (secs < 1e-9)
+		secs = 1e-9;
+	return (double)bytes / 1048576.0 / secs;
+}
+
+/* The result of write/read, human or JSON.  Returns an exit code. */
+static int report(const struct client_opts *o, const char *op, uint64_t bytes, double secs,
+		  uint64_t rounds, uint64_t window, bool verified, FILE *human)
+{
+	if (o->json) {
+		json_begin_object(NULL);
+		json_string("op", op);
+		json_string("host", o->host);
+		json_u64("port", o->port);
+		json_u64("bytes", bytes);
+		json_u64("offset", o->offset);
+		if (rounds)
+			json_u64("rounds", rounds);
+		json_u64("window", window);
+		json_double("seconds", secs);
+		json_double("mib_per_s", mib_per_s(bytes, secs));
+		if (o->verify)
+			json_bool("verified", verified);
+		json_end_object();
+		json_end_document();
+	} else {
+		fprintf(human, "%s %llu bytes in %.3f s (%.1f MiB/s)",
+			!strcmp(op, "write") ? "wrote" : "read", (unsigned long long)bytes, secs,
+			mib_per_s(bytes, secs));
+		if (rounds > 1)
+			fprintf(human, ", %llu rounds", (unsigned long long)rounds);
+		if (o->verify)
+			fputs(verified ? ", verified" : ", NOT verified", human);
+		fputc('\n', human);
+	}
+	if (fflush(stdout) || fflush(human))
+		return fail("writing output failed: %s", strerror(errno));
+	return EXIT_OK;
+}
+
+static int does_not_fit(struct session *s, const char *op, uint64_t len, uint64_t off)
+{
+	char a[48], b[48];
+
+	format_bytes(len, a, sizeof(a));
+	format_bytes(s->window_len, b, sizeof(b));
+	return fail("a %s of %s at offset %llu does not fit the window of %s at %s", op, a,
+		    (unsigned long long)off, b, s->peer);
+}
+
+/* --- write ------------------------------------------------------------ */
+
+static void write_help(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer write HOST [--port N] (--file F | --size BYTES) [--offset BYTES]\n"
+		"                      [--verify] [--json]\n"
+		"\n"
+		"RDMA WRITE a file, or BYTES of a test pattern, into the window of\n"
+		"'rdmaxfer serve' at HOST, at --offset (default 0).  With offset 0, data\n"
+		"larger than the window goes in window-sized rounds that the server saves\n"
+		"to its --out one by one; with an offset the data must fit the window.\n"
+		"\n"
+		"  --port N      server port (default %u)\n"
+		"  --file F      the data to write\n"
+		"  --size BYTES  write BYTES of a deterministic pattern (K, M, G suffixes)\n"
+		"  --offset B    window offset to write at\n"
+		"  --verify      compare a CRC32C of each round, computed by the server on\n"
+		"                its memory, with ours\n"
+		"  --json        one JSON object on stdout\n",
+		RDMAXFER_DEFAULT_PORT);
+}
+
+int cmd_write(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "file", required_argument, NULL, OPT_FILE },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client_opts o = { .cmd = "write " };
+	struct session s = { .fd = -1 };
+	struct proto_msg req = { 0 }, rep;
+	struct progress prog;
+	uint64_t total, round_len, buf_len, done = 0, round = 0;
+	uint32_t buf_id, crc = 0;
+	unsigned char *buf = NULL;
+	bool verified = true;
+	double t0, secs;
+	int in = -1, ret = EXIT_FAIL;
+
+	ret = parse_client(argc, argv, opts, &o, write_help);
+	if (ret >= 0)
+		return ret;
+	ret = EXIT_FAIL;
+	if (!o.file == !o.have_size)
+		return usage_error("write ", "give exactly one of --file and --size");
+	if (o.have_size && !o.size)
+		return usage_error("write ", "--size must be at least 1 byte");
+
+	if (o.file) {
+		in = open_input(o.file, &total);
+		if (in < 0)
+			return EXIT_FAIL;
+	} else {
+		total = o.size;
+	}
+
+	if (session_open(&s, o.host, o.port) || session_wait_window(&s, RDMAXFER_REMOTE_WRITE))
+		goto out;
+	if (o.offset > s.window_len || (o.offset && total > s.window_len - o.offset)) {
+		does_not_fit(&s, "write", total, o.offset);
+		goto out;
+	}
+	round_len = s.window_len - o.offset;
+	buf_len = total < round_len ? total : round_len;
+	buf = map_anon(buf_len);
+	if (!buf || session_reg(&s, buf, buf_len ? buf_len : 1, RDMAXFER_BUF_READ, &buf_id))
+		goto out;
+
+	req.type = PROTO_WRITE_BEGIN;
+	req.offset = o.offset;
+	req.length = total;
+	req.round_len = round_len;
+	req.flags = o.verify ? PROTO_F_VERIFY : 0;
+	if (session_call(&s, &req, PROTO_WRITE_READY, &rep))
+		goto out;
+	if (rep.status) {
+		fail("%s refused the write: %s", s.peer,
+		     rep.status == ERANGE ? "it does not fit the window" : strerror((int)rep.status));
+		goto out;
+	}
+
+	progress_start(&prog, "write", total);
+	s.prog = &prog;
+	t0 = now_sec();
+	while (done < total) {
+		uint64_t len = total - done < round_len ? total - done : round_len;
+		bool last = done + len == total;
+
+		if (in >= 0 ? read_exact(in, o.file, buf, len, done) : (fill_pattern(buf, len, done), 0)) {
+			progress_end(&prog);
+			goto out;
+		}
+		if (o.verify)
+			crc = crc32c(0, buf, len);
+		if (session_rdma(&s, RDMAXFER_OP_WRITE, buf_id, 0, o.offset, len, true,
+				 (uint32_t)(round & PROTO_IMM_ROUND_MASK) | (last ? PROTO_IMM_LAST : 0)))
+			goto out;
+		/* the WRITE_IMM asked for it */
+		if (session_ctl_recv(&s, "the acknowledgement of the round", PROTO_ROUND_DONE, &rep))
+			goto out;
+		if (rep.status) {
+			progress_end(&prog);
+			fail("%s could not take round %llu of the write: %s", s.peer,
+			     (unsigned long long)round,
+			     rep.status == EIO ? "saving it to its --out failed" : strerror((int)rep.status));
+			goto out;
+		}
+		if (rep.round != (uint32_t)(round & PROTO_IMM_ROUND_MASK) || rep.length != len) {
+			progress_end(&prog);
+			fail("protocol error: %s acknowledged round %u (%llu bytes), we wrote round %llu (%llu bytes)",
+			     s.peer, rep.round, (unsigned long long)rep.length,
+			     (unsigned long long)round, (unsigned long long)len);
+			goto out;
+		}
+		if (o.verify && rep.crc != crc) {
+			verified = false;
+			secs = now_sec() - t0;
+			progress_end(&prog);
+			if (o.json)
+				report(&o, "write", done, secs, round + 1, s.window_len, false, stdout);
+			fail("verification failed: bytes %llu..%llu in the window of %s have CRC32C %08x, we sent %08x",
+			     (unsigned long long)done, (unsigned long long)(done + len - 1), s.peer,
+			     rep.crc, crc);
+			goto out;
+		}
+		done += len;
+		round++;
+	}
+	secs = now_sec() - t0;
+	progress_end(&prog);
+	s.prog = NULL;
+	session_close(&s);
+	ret = report(&o, "write", total, secs, round, s.window_len, verified, stdout);
+out:
+	session_close(&s);
+	if (buf)
+		munmap(buf, buf_len ? buf_len : 1);
+	if (in >= 0)
+		close(in);
+	return ret;
+}
+
+/* --- read ------------------------------------------------------------- */
+
+static void read_help(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer read HOST [--port N] --size BYTES [--offset BYTES] [--out F]\n"
+		"                     [--verify] [--json]\n"
+		"\n"
+		"RDMA READ BYTES from the window of 'rdmaxfer serve' at HOST, from --offset\n"
+		"(default 0), into F or stdout (then the summary goes to stderr).\n"
+		"\n"
+		"  --port N      server port (default %u)\n"
+		"  --size BYTES  how much to read (K, M, G suffixes); must fit the window\n"
+		"  --offset B    window offset to read from\n"
+		"  --out F       write the data to F instead of stdout\n"
+		"  --verify      compare a CRC32C of the server's window bytes with ours\n"
+		"  --json        one JSON object on stdout (needs --out)\n",
+		RDMAXFER_DEFAULT_PORT);
+}
+
+int cmd_read(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client_opts o = { .cmd = "read " };
+	struct session s = { .fd = -1 };
+	struct proto_msg req = { 0 }, rep;
+	struct progress prog;
+	uint64_t piece = 0, done = 0;
+	unsigned char *buf = NULL;
+	uint32_t buf_id, crc = 0;
+	const char *out_name;
+	bool verified = true;
+	double secs = 0, t0;
+	int out = STDOUT_FILENO, ret;
+
+	ret = parse_client(argc, argv, opts, &o, read_help);
+	if (ret >= 0)
+		return ret;
+	ret = EXIT_FAIL;
+	if (!o.have_size)
+		return usage_error("read ", "missing --size");
+	if (!o.size)
+		return usage_error("read ", "--size must be at least 1 byte");
+	if (o.json && !o.out)
+		return usage_error("read ", "--json needs --out (without it the data goes to stdout)");
+	out_name = o.out ? o.out : "stdout";
+	if (o.out) {
+		out = open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (out < 0)
+			return fail("cannot create %s: %s", o.out, strerror(errno));
+	}
+
+	if (session_open(&s, o.host, o.port) || session_wait_window(&s, RDMAXFER_REMOTE_READ))
+		goto out;
+	if (o.offset > s.window_len || o.size > s.window_len - o.offset) {
+		does_not_fit(&s, "read", o.size, o.offset);
+		goto out;
+	}
+	piece = o.size < READ_PIECE ? o.size : READ_PIECE;
+	buf = map_anon(piece);
+	if (!buf || session_reg(&s, buf, piece, RDMAXFER_BUF_WRITE, &buf_id))
+		goto out;
+
+	progress_start(&prog, "read", o.size);
+	s.prog = &prog;
+	t0 = now_sec();
+	while (done < o.size) {
+		uint64_t len = o.size - done < piece ? o.size - done : piece;
+
+		if (session_rdma(&s, RDMAXFER_OP_READ, buf_id, 0, o.offset + done, len, false, 0))
+			goto out;
+		if (o.verify)
+			crc = crc32c(crc, buf, len);
+		if (write_all(out, out_name, buf, len)) {
+			progress_end(&prog);
+			goto out;
+		}
+		done += len;
+	}
+	secs = now_sec() - t0;
+	progress_end(&prog);
+	s.prog = NULL;
+	if (o.verify) {
+		req.type = PROTO_CSUM_REQ;
+		req.offset = o.offset;
+		req.length = o.size;
+		if (session_call(&s, &req, PROTO_CSUM, &rep))
+			goto out;
+		if (rep.status) {
+			fail("%s could not checksum its window: %s", s.peer, strerror((int)rep.status));
+			goto out;
+		}
+		if (rep.crc != crc) {
+			verified = false;
+			if (o.json)
+				report(&o, "read", o.size, secs, 0, s.window_len, false, stdout);
+			fail("verification failed: the window of %s has CRC32C %08x at offset %llu, length %llu; we received %08x",
+			     s.peer, rep.crc, (unsigned long long)o.offset,
+			     (unsigned long long)o.size, crc);
+			goto out;
+		}
+	}
+	if (o.out && close(out)) {
+		out = -1;
+		fail("writing %s failed: %s", o.out, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	session_close(&s);
+	ret = report(&o, "read", o.size, secs, 0, s.window_len, verified,
+		     o.out ? stdout : stderr);
+out:
+	session_close(&s);
+	if (buf)
+		munmap(buf, piece);
+	if (o.out && out >= 0)
+		close(out);
+	return ret;
+}
+
+/* --- send ------------------------------------------------------------- */
+
+static void send_help(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer send HOST [--port N] (--file F | --message TEXT) [--json]\n"
+		"\n"
+		"SEND a message to 'rdmaxfer serve' at HOST, which prints it (or appends it\n"
+		"to its --out).  A file larger than the largest message the server accepts\n"
+		"goes as several messages, in order.  Returns when the server has taken\n"
+		"them all.\n"
+		"\n"
+		"  --port N        server port (default %u)\n"
+		"  --file F        send the bytes of F\n"
+		"  --message TEXT  send TEXT followed by a newline\n"
+		"  --json          one JSON object on stdout\n",
+		RDMAXFER_DEFAULT_PORT);
+}
+
+int cmd_send(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "file", required_argument, NULL, OPT_FILE },
+		{ "message", required_argument, NULL, OPT_MESSAGE },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client_opts o = { .cmd = "send " };
+	struct session s = { .fd = -1 };
+	struct proto_msg req = { 0 }, rep;
+	struct progress prog;
+	uint64_t total, piece, batch, done = 0;
+	unsigned char *buf = NULL;
+	uint32_t buf_id;
+	double t0, secs;
+	int in = -1, ret;
+
+	ret = parse_client(argc, argv, opts, &o, send_help);
+	if (ret >= 0)
+		return ret;
+	ret = EXIT_FAIL;
+	if (!o.file == !o.message)
+		return usage_error("send ", "give exactly one of --file and --message");
+	if (o.file) {
+		in = open_input(o.file, &total);
+		if (in < 0)
+			return EXIT_FAIL;
+	} else {
+		total = strlen(o.message) + 1;
+	}
+	piece = total < SEND_PIECE ? total : SEND_PIECE;
+
+	if (session_open(&s, o.host, o.port))
+		goto out;
+	buf = map_anon(piece);
+	if (!buf || session_reg(&s, buf, piece ? piece : 1, RDMAXFER_BUF_READ, &buf_id))
+		goto out;
+	if (o.message) {
+		memcpy(buf, o.message, total - 1);
+		buf[total - 1] = '\n';
+	}
+
+	progress_start(&prog, "send", total);
+	s.prog = &prog;
+	t0 = now_sec();
+	req.type = PROTO_SYNC;
+	batch = (uint64_t)SEND_BATCH_MSGS * s.ci.max_send_size;
+	do {
+		uint64_t len = total - done < piece ? total - done : piece, pos;
+
+		if (in >= 0 && read_exact(in, o.file, buf, len, done)) {
+			progress_end(&prog);
+			goto out;
+		}
+		for (pos = 0; pos < len || !total; pos += batch) {
+			uint64_t n = len - pos < batch ? len - pos : batch;
+
+			if (session_send(&s, buf_id, buf, pos, n) || session_drain(&s) ||
+			    session_call(&s, &req, PROTO_SYNC_ACK, &rep))
+				goto out;
+			if (!total)
+				break;
+		}
+		done += len;
+	} while (done < total);
+	secs = now_sec() - t0;
+	progress_end(&prog);
+	s.prog = NULL;
+	session_close(&s);
+
+	if (o.json) {
+		json_begin_object(NULL);
+		json_string("op", "send");
+		json_string("host", o.host);
+		json_u64("port", o.port);
+		json_u64("bytes", total);
+		json_u64("messages", s.msgs_sent);
+		json_double("seconds", secs);
+		json_double("mib_per_s", mib_per_s(total, secs));
+		json_end_object();
+		json_end_document();
+	} else {
+		printf("sent %llu bytes in %llu message%s in %.3f s (%.1f MiB/s)\n",
+		       (unsigned long long)total, (unsigned long long)s.msgs_sent,
+		       s.msgs_sent == 1 ? "" : "s", secs, mib_per_s(total, secs));
+	}
+	ret = fflush(stdout) ? fail("writing output failed: %s", strerror(errno)) : EXIT_OK;
+out:
+	session_close(&s);
+	if (buf)
+		munmap(buf, piece ? piece : 1);
+	if (in >= 0)
+		close(in);
+	return ret;
+}
