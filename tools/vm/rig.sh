@@ -8,7 +8,12 @@
 #
 #   rig.sh setup              install host packages (root) + cache the guest kernel
 #   rig.sh abi | kdir         print 6.1.0-NN-amd64 | /usr/src/linux-headers-6.1.0-NN-amd64
-#   rig.sh check [--timeout S]  run the selftests; last line "N passed, N failed, N skipped"
+#   rig.sh check [--timeout S]  run the selftests: one guest, then (if the stage has
+#                             selftests/pair/) the pair run; last line "N passed, N failed,
+#                             N skipped" over both; exit 0 iff both finished and none failed
+#   rig.sh pair [--timeout S]   only the pair run (two guests), same output
+#   rig.sh pair-shell         pair run with an interactive console on the client instead
+#                             of its tests (the server runs peer.sh as usual)
 #   rig.sh demo               run the stage's demo.sh (or guest/demo.sh)
 #   rig.sh run [--] CMD...    run CMD in the guest (bash), print output, exit with its status
 #                             (one argument = a shell command line; several = an argv)
@@ -16,7 +21,7 @@
 #
 # Layout
 #   tools/vm/rig.sh              this script (host side)
-#   tools/vm/guest/init          guest PID 1: mounts, modules, veth0/veth1 + rxe0, insmod, mode
+#   tools/vm/guest/init          guest PID 1: mounts, modules, network + rxe0, insmod, mode
 #   tools/vm/guest/runtests.sh   guest: kselftest-list.txt -> KTAP (check mode)
 #   tools/vm/guest/demo.sh       default demo
 #   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
@@ -26,27 +31,53 @@
 #   $RDMAXFER_CACHE/abi                    apt-cache's answer, until apt's lists change
 #   $RDMAXFER_CACHE/initramfs/<krel>/      base.cpio.gz: busybox, host tools + libs, modules
 #                                          (rebuilt when any input or the build code changes)
-#   build/vm/run-*/                        one per boot: console.log, results.ktap (ttyS1),
-#                                          payload.cpio.gz; build/vm/last -> newest
+#   build/vm/run-*/                        one per rig.sh command; build/vm/last -> newest
+#     console.log, results.ktap (ttyS1), payload.cpio.gz, qemu.log    the single guest
+#     pair-client/  console.log, results.ktap, payload.cpio.gz, qemu.log   guest A
+#     pair-server/  console.log, peer.log (ttyS1: peer.sh's output), ctl.in (FIFO -> ttyS2),
+#                   payload.cpio.gz, qemu.log                              guest B
 #   The initrd is base.cpio.gz + payload.cpio.gz (stage at /opt/rdmaxfer, guest scripts,
 #   /etc/rig.conf); the kernel unpacks concatenated archives in order.
 #
-# Guest: Debian's kernel, TCG, -cpu qemu64, no NIC. rxe0 (Soft-RoCE) on veth0 192.0.2.1/24
-# 2001:db8::1/64, peer veth1 192.0.2.2/24 2001:db8::2/64 (mtu 9000), rdmaxfer.ko loaded,
-# /opt/rdmaxfer/bin on PATH, /bin/sh = dash, bash, busybox, iproute2, kmod, perftest, jq.
+# Single guest: Debian's kernel, TCG, -cpu qemu64, no NIC. rxe0 (Soft-RoCE) on veth0
+# 192.0.2.1/24 2001:db8::1/64, peer veth1 192.0.2.2/24 2001:db8::2/64 (mtu 9000), rdmaxfer.ko
+# loaded, /opt/rdmaxfer/bin on PATH, /bin/sh = dash, bash, busybox, iproute2, kmod, perftest, jq.
 # ttyS0 = console (build/vm/last/console.log), ttyS1 = results (results.ktap).
+# RIG_ROLE=single and RIG_SELF_ADDR(6) are exported (also in /etc/rig.conf).
+#
+# Two guests (pair run; only when $RDMAXFER_STAGE/selftests/pair/kselftest-list.txt exists)
+#   A = client (hostname rdmaxfer-client): eth0 192.0.2.11/24 2001:db8:1::11/64, mac ..:01
+#   B = server (hostname rdmaxfer-server): eth0 192.0.2.12/24 2001:db8:1::12/64, mac ..:02
+#   (nodad; /etc/hosts names them client and server). Each: virtio-net-pci (host_mtu=9000)
+#   + eth0 mtu 9000 (9000-byte frames pass, v4 and v6; rxe0's active IB MTU is 4096),
+#   rxe0 on eth0, rdmaxfer.ko loaded as in the single guest, -smp 1 (RIG_PAIR_SMP), RIG_MEM.
+#   Exported in both (and in /etc/rig.conf): RIG_ROLE=client|server, RIG_SELF_ADDR,
+#   RIG_PEER_ADDR, RIG_SELF_ADDR6, RIG_PEER_ADDR6.
+#   The link: B's QEMU listens, A's connects once B's is listening. Default: -netdev stream
+#   over a unix socket (pair-server/link.sock). RIG_PAIR_LINK=tcp: -netdev socket,
+#   listen=/connect=127.0.0.1:PORT (random free port, retried on collision); its round
+#   trips are ~20-40 ms, see pair_boot. Measured on this 2-core host (TCG, noisy), unix link:
+#   64 KiB ib_write_bw ~45-65 MB/s at mtu 9000, ~20-30 at 1500; ib_write_lat 2 B typical
+#   ~0.25-0.35 ms; a one-test pair run ~6-10 s from start to result. -smp 1 beat -smp 2
+#   on every number (with 2 vCPUs each, 4 vCPU threads share the 2 host cores).
+#   B runs selftests/pair/peer.sh (from that dir, stdin /dev/null, in its own session) in
+#   the background as soon as its setup is done; its output goes to B's console and to
+#   pair-server/peer.log. A waits until B answers ping (<= 120 s), then runs
+#   selftests/pair/kselftest-list.txt (+ settings) like the main run; results are shown as
+#   pair/PROG. When A has finished, the rig writes "stop" to B's ttyS2: B sends SIGTERM to
+#   peer.sh's session (SIGKILL 2 s later), dumps its kernel log and powers off (or is
+#   killed 30 s later). Failures of the pair run besides A's tests: B not coming up, B
+#   stopping before A is done (the rig then stops A), B not powering off, "# rig: error"
+#   lines of either guest, and WARNING/BUG/Oops/panic-class lines in B's kernel log (A's
+#   kernel log is left to the tests, as in the main run). --timeout applies to each of
+#   the single guest and A; B gets 120 s more.
 #
 # Environment
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
-#   RIG_VERBOSE=1   show the guest console live (on stderr)
-#
-# Two guests (not implemented yet): build one payload per guest (RIG_NET=pair, RIG_IDX=0/1
-# in rig.conf), and call boot_guest twice with extra args
-#   -netdev socket,id=n0,listen=127.0.0.1:PORT | connect=127.0.0.1:PORT
-#   -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:5<idx>
-# guest/init already keeps network setup in one place (setup_net) for that.
+#   RIG_PAIR_SMP=1 (vCPUs per pair guest)  RIG_PAIR_MTU=9000 (or 1500)  RIG_PAIR_LINK=unix|tcp
+#   RIG_VERBOSE=1   show the guest console(s) live (on stderr; pair: "client|", "server|")
 set -euo pipefail
 
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,6 +90,9 @@ RIG_SMP=${RIG_SMP:-2}
 RIG_TIMEOUT=${RIG_TIMEOUT:-1200}
 RIG_APPEND=${RIG_APPEND:-}
 RIG_VERBOSE=${RIG_VERBOSE:-0}
+RIG_PAIR_SMP=${RIG_PAIR_SMP:-1}
+RIG_PAIR_MTU=${RIG_PAIR_MTU:-9000}
+RIG_PAIR_LINK=${RIG_PAIR_LINK:-unix}
 export PATH=$PATH:/usr/sbin:/sbin   # ip, depmod, modprobe for non-root users
 export LC_ALL=C
 
@@ -361,10 +395,10 @@ is_elf64() { [[ $(head -c5 "$1" | od -An -tx1 | tr -d ' \n') == 7f454c4602 ]]; }
 
 # Payload: guest scripts, the stage at /opt/rdmaxfer (+ libraries its ELF files need that
 # the base lacks; static and 32-bit ELF files are left alone), /etc/rig.conf.
-# Usage: build_payload RUNDIR MODE [CMD...]
+# Usage: build_payload DIR MODE ROLE [CMD...]   (ROLE: single, client or server)
 build_payload() {
-    local run=$1 mode=$2 root f lib dest
-    shift 2
+    local run=$1 mode=$2 role=$3 root f lib dest
+    shift 3
     root=$run/payload
     mkdir -p "$root/etc" "$root/usr/lib/rig" "$root/opt"
     install -m 755 "$RIG_DIR/guest/init" "$root/init"
@@ -388,8 +422,26 @@ build_payload() {
     {
         echo "RIG_MODE=$mode"
         echo "RIG_KREL=$KREL"
-        echo "RIG_NET=veth"   # two-guest mode would set RIG_NET=pair RIG_IDX=0|1
-        echo "RIG_IDX=0"
+        echo "RIG_ROLE=$role"
+        case $role in
+        single)
+            echo "RIG_NET=veth"
+            echo "RIG_TESTS=/opt/rdmaxfer/selftests"
+            echo "RIG_SELF_ADDR=192.0.2.1"
+            echo "RIG_SELF_ADDR6=2001:db8::1"
+            echo "RIG_PEER_ADDR="
+            echo "RIG_PEER_ADDR6=" ;;
+        client | server)
+            local self=11 peer=12
+            [[ $role == server ]] && self=12 peer=11
+            echo "RIG_NET=pair"
+            echo "RIG_MTU=$RIG_PAIR_MTU"
+            echo "RIG_TESTS=/opt/rdmaxfer/selftests/pair"
+            echo "RIG_SELF_ADDR=192.0.2.$self"
+            echo "RIG_PEER_ADDR=192.0.2.$peer"
+            echo "RIG_SELF_ADDR6=2001:db8:1::$self"
+            echo "RIG_PEER_ADDR6=2001:db8:1::$peer" ;;
+        esac
         echo "RIG_TERM=$term"
         echo "RIG_ROWS=$rows"
         echo "RIG_COLS=$cols"
@@ -425,45 +477,80 @@ new_run_dir() {   # prints build/vm/run-<time>-<pid>; keeps the 5 newest + any s
 }
 
 # Follow a file while the guest runs (prints through an awk filter).
-follow() {   # FILE PID AWK-PROGRAM
-    tail -n +1 -s 0.2 -F --pid="$2" "$1" 2>/dev/null | awk "$3" &
+follow() {   # FILE PID AWK-PROGRAM [awk options, e.g. -v name=value]
+    tail -n +1 -s 0.2 -F --pid="$2" "$1" 2>/dev/null | awk "${@:4}" "$3" &
     FOLLOWERS+=("$!")
 }
+# awk programs for follow: the console on stderr (with a prefix), check progress on stderr
+# shellcheck disable=SC2016
+AWK_CONSOLE='{ '"$AWK_CLEAN"'; print pfx $0 > "/dev/stderr"; fflush("/dev/stderr") }'
+# shellcheck disable=SC2016
+AWK_PROGRESS='/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "rig: [%d/%d] %s%s\n", ++i, n, pfx, $NF > "/dev/stderr"; fflush("/dev/stderr") }'
 
-# boot_guest RUNDIR MODE [extra qemu args...]: boots, waits; sets GUEST_RC (124 = timeout).
-# Console -> RUNDIR/console.log (ttyS0), results -> RUNDIR/results.ktap (ttyS1).
-boot_guest() {
-    local run=$1 mode=$2 t0 qpid
-    shift 2
-    cat "$BASE" "$run/payload.cpio.gz" >"$run/initrd.img"
-    : >"$run/console.log"
-    : >"$run/results.ktap"
+# qemu_cmd DIR SMP: the QEMU command line common to all guests, in the array QEMU.
+qemu_cmd() {
     # -cpu qemu64: rxe's CRC (crc32-generic) runs ~2x faster under TCG than with -cpu max.
     # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
     # whose first output is ESC c (a terminal reset) on the student's terminal.
-    local qemu=(qemu-system-x86_64 -accel tcg -cpu qemu64 -m "$RIG_MEM" -smp "$RIG_SMP"
+    QEMU=(qemu-system-x86_64 -accel tcg -cpu qemu64 -m "$RIG_MEM" -smp "$2"
         -display none -vga none -no-reboot -nic none
-        -kernel "$(guest_kernel)" -initrd "$run/initrd.img"
+        -kernel "$(guest_kernel)" -initrd "$1/initrd.img"
         -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
-    local results=(-chardev "file,id=res,path=$run/results.ktap" -serial chardev:res)
+}
+
+# start_guest DIR SMP TIMEOUT TTYS1-FILE [extra QEMU args...]: boots DIR's payload in the
+# background; QPID = the pid of timeout(1) around QEMU (it passes SIGTERM on to QEMU).
+# ttyS0 (console) -> DIR/console.log, ttyS1 -> DIR/TTYS1-FILE; the extra args come last,
+# so an extra -serial is ttyS2.
+start_guest() {
+    local dir=$1 smp=$2 tmo=$3 res=$4
+    shift 4
+    cat "$BASE" "$dir/payload.cpio.gz" >"$dir/initrd.img"
+    : >"$dir/console.log"
+    : >"$dir/$res"
+    qemu_cmd "$dir" "$smp"
+    timeout -k 10 "$tmo" "${QEMU[@]}" -monitor none \
+        -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \
+        -chardev "file,id=res,path=$dir/$res" -serial chardev:res "$@" \
+        </dev/null >"$dir/qemu.log" 2>&1 &
+    QPID=$!
+}
+
+# shell_guest DIR SMP [extra QEMU args...]: boots DIR's payload with the console on this
+# terminal (foreground); sets GUEST_RC.
+shell_guest() {
+    local dir=$1 smp=$2
+    shift 2
+    cat "$BASE" "$dir/payload.cpio.gz" >"$dir/initrd.img"
+    : >"$dir/console.log"
+    : >"$dir/results.ktap"
+    qemu_cmd "$dir" "$smp"
+    say "guest shell (exit or Ctrl-D powers off; Ctrl-A x kills QEMU)"
+    GUEST_RC=0
+    "${QEMU[@]}" -chardev "stdio,id=con,mux=on,signal=off,logfile=$dir/console.log" \
+        -serial chardev:con -mon chardev=con,mode=readline \
+        -chardev "file,id=res,path=$dir/results.ktap" -serial chardev:res "$@" || GUEST_RC=$?
+}
+
+elapsed_since() { echo "$(date +%s.%N) - $1" | bc | xargs printf '%.1f'; }
+
+# boot_guest RUNDIR MODE: boots the single guest, waits; sets GUEST_RC (124 = timeout).
+# Console -> RUNDIR/console.log (ttyS0), results -> RUNDIR/results.ktap (ttyS1).
+boot_guest() {
+    local run=$1 mode=$2 t0 qpid
     t0=$(date +%s.%N)
     GUEST_RC=0
     if [[ $mode == shell ]]; then
-        say "guest shell (exit or Ctrl-D powers off; Ctrl-A x kills QEMU)"
-        "${qemu[@]}" "$@" -chardev "stdio,id=con,mux=on,signal=off,logfile=$run/console.log" \
-            -serial chardev:con -mon chardev=con,mode=readline "${results[@]}" || GUEST_RC=$?
+        shell_guest "$run" "$RIG_SMP"
     else
         FOLLOWERS=()
-        timeout -k 10 "$TIMEOUT" "${qemu[@]}" "$@" -monitor none \
-            -chardev "file,id=con,path=$run/console.log" -serial chardev:con "${results[@]}" \
-            </dev/null >"$run/qemu.log" 2>&1 &
-        qpid=$!
+        start_guest "$run" "$RIG_SMP" "$TIMEOUT" results.ktap
+        qpid=$QPID
         trap 'kill "$qpid" 2>/dev/null || true' INT TERM
-        ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "{ $AWK_CLEAN"'; print > "/dev/stderr"; fflush("/dev/stderr") }'
+        ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "$AWK_CONSOLE"
         # shellcheck disable=SC2016  # awk programs
         case $mode in
-        check) follow "$run/results.ktap" "$qpid" \
-            '/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "rig: [%d/%d] %s\n", ++i, n, $NF > "/dev/stderr"; fflush("/dev/stderr") }' ;;
+        check) follow "$run/results.ktap" "$qpid" "$AWK_PROGRESS" ;;
         *) follow "$run/results.ktap" "$qpid" \
             '{ sub(/\r$/, "") } /^# rig: (exit|done)/ { next } /^# rig: / { print "rig: guest:" substr($0, 7) > "/dev/stderr"; fflush("/dev/stderr"); next } { print; fflush() }' ;;
         esac
@@ -472,19 +559,171 @@ boot_guest() {
         wait "${FOLLOWERS[@]}" 2>/dev/null || true
     fi
     rm -f "$run/initrd.img"
-    ELAPSED=$(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')
+    ELAPSED=$(elapsed_since "$t0")
     say "guest ran ${ELAPSED} s (logs: ${run#"$REPO"/})"
 }
 
-# Why the guest did not finish (empty if it did).
-unfinished() {
-    local run=$1
-    grep -q '^# rig: done' "$run/results.ktap" && return 0
-    if ((GUEST_RC == 124 || GUEST_RC == 137)); then
-        echo "guest timed out after $TIMEOUT s"
+# Why a guest did not finish (empty if it did).
+unfinished() {   # TTYS1-FILE QEMU-STATUS TIMEOUT
+    grep -q '^# rig: done' "$1" && return 0
+    if (($2 == 124 || $2 == 137)); then
+        echo "guest timed out after $3 s"
     else
-        echo "guest stopped without finishing (qemu exit $GUEST_RC)"
+        echo "guest stopped without finishing (qemu exit $2)"
     fi
+}
+
+# ---------------------------------------------------------------- two guests (pair)
+
+# Is something listening on 127.0.0.1:PORT? With a PID: is it that process?
+port_listened() {   # PORT [PID]
+    local l
+    l=$(ss -Hltnp "sport = :$1" 2>/dev/null) || return 1
+    [[ -n $l ]] || return 1
+    [[ -z ${2:-} || $l == *"pid=$2,"* ]]
+}
+qemu_listens() {   # PORT PIDFILE: is the QEMU of PIDFILE listening on PORT?
+    local pid
+    pid=$(cat "$2" 2>/dev/null) && [[ -n $pid ]] && port_listened "$1" "$pid"
+}
+
+# server_up QPID CMD...: wait until CMD succeeds (QEMU binds its listening socket before
+# it boots the guest: well under 10 s); if QPID exits first or it takes longer: reap it, fail.
+server_up() {
+    local qpid=$1 i
+    shift
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$qpid" 2>/dev/null || break
+        "$@" && return 0
+        sleep 0.05
+    done
+    kill "$qpid" 2>/dev/null || true
+    wait "$qpid" 2>/dev/null || true
+    return 1
+}
+
+# pair_boot RUNDIR CLIENT-MODE (check or shell): boots guest B (server: peer.sh) listening,
+# then guest A (client) connected to it; waits for A, then stops B.
+# Sets CLIENT_RC, CLIENT_WHY, SERVER_WHY (empty = fine), PAIR_ELAPSED.
+# The link (RIG_PAIR_LINK): unix = -netdev stream over a unix socket in the run dir;
+# tcp = -netdev socket listen=/connect=127.0.0.1:PORT, PORT random, retried on collision.
+# QEMU 7.2 sets TCP_NODELAY only on the connecting side of a socket netdev, so over tcp the
+# listener's back-to-back frames (an rxe ACK, then a reply) wait for the peer's delayed ACK:
+# round trips take ~20-40 ms there, against ~0.3 ms over the unix socket.
+pair_boot() {
+    local run=$1 cmode=$2 cdir=$1/pair-client sdir=$1/pair-server
+    local spid="" cpid st=0 first="" ctl t0 i port sock="" cnet=""
+    local stmo=$((TIMEOUT + 120))   # B outlives A; the rig stops it after A
+    mkdir -p "$cdir" "$sdir"
+    : >"$cdir/results.ktap"
+    : >"$cdir/console.log"
+    build_payload "$cdir" "$cmode" client
+    build_payload "$sdir" peer server
+    CLIENT_RC=0 CLIENT_WHY="" SERVER_WHY=""
+    # speed/duplex: else each of rxe's port queries logs "eth0 speed is unknown"
+    local nic=virtio-net-pci,netdev=n0,speed=10000,duplex=full
+    [[ $RIG_PAIR_MTU == 1500 ]] || nic+=,host_mtu=$RIG_PAIR_MTU
+    # B's ttyS2 reads ctl.in (a FIFO, held open here so writing never blocks) and
+    # writes ctl.out (a file: B sends nothing)
+    rm -f "$sdir/ctl.in"
+    mkfifo "$sdir/ctl.in"
+    : >"$sdir/ctl.out"
+    exec {ctl}<>"$sdir/ctl.in"
+    local sargs=(-pidfile "$sdir/qemu.pid" -device "$nic,mac=52:54:00:12:34:02"
+                 -chardev "pipe,id=ctl,path=$sdir/ctl" -serial chardev:ctl)
+    t0=$(date +%s.%N)
+
+    case $RIG_PAIR_LINK in
+    unix)
+        sock=$sdir/link.sock
+        ((${#sock} < 100)) || sock=$(mktemp -u /tmp/rig-link.XXXXXX)   # sun_path: 108 bytes
+        start_guest "$sdir" "$RIG_PAIR_SMP" "$stmo" peer.log \
+            -netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$sock" "${sargs[@]}"
+        spid=$QPID
+        server_up "$spid" test -S "$sock" || spid=""
+        cnet="stream,id=n0,server=off,addr.type=unix,addr.path=$sock" ;;
+    tcp)
+        for _ in 1 2 3 4 5 6 7 8; do
+            # below the ephemeral range (32768+), so outgoing connections do not take it
+            port=$((20000 + RANDOM % 12000))
+            port_listened "$port" && continue
+            rm -f "$sdir/qemu.pid"
+            start_guest "$sdir" "$RIG_PAIR_SMP" "$stmo" peer.log \
+                -netdev "socket,id=n0,listen=127.0.0.1:$port" "${sargs[@]}"
+            spid=$QPID
+            server_up "$spid" qemu_listens "$port" "$sdir/qemu.pid" && break
+            spid=""
+            grep -q 'in use' "$sdir/qemu.log" || break   # not a port collision: give up
+            say "port $port taken, retrying"
+        done
+        cnet="socket,id=n0,connect=127.0.0.1:$port" ;;
+    esac
+    if [[ -z $spid ]]; then
+        exec {ctl}>&-
+        SERVER_WHY="server guest did not start: $(tail -n 3 "$sdir/qemu.log" | tr '\n' ' ')"
+        CLIENT_WHY="not started (no server)"
+        PAIR_ELAPSED=0
+        return
+    fi
+    local cargs=(-netdev "$cnet" -device "$nic,mac=52:54:00:12:34:01")
+
+    FOLLOWERS=()
+    if [[ $cmode == shell ]]; then
+        ((RIG_VERBOSE)) && follow "$sdir/console.log" "$spid" "$AWK_CONSOLE" -v pfx="server| "
+        shell_guest "$cdir" "$RIG_PAIR_SMP" "${cargs[@]}"
+        CLIENT_RC=$GUEST_RC
+        kill -0 "$spid" 2>/dev/null || first=$spid
+    else
+        start_guest "$cdir" "$RIG_PAIR_SMP" "$TIMEOUT" results.ktap "${cargs[@]}"
+        cpid=$QPID
+        trap 'kill "$cpid" "$spid" 2>/dev/null || true' INT TERM
+        if ((RIG_VERBOSE)); then
+            follow "$sdir/console.log" "$spid" "$AWK_CONSOLE" -v pfx="server| "
+            follow "$cdir/console.log" "$cpid" "$AWK_CONSOLE" -v pfx="client| "
+        fi
+        follow "$cdir/results.ktap" "$cpid" "$AWK_PROGRESS" -v pfx=pair/
+        wait -n -p first "$cpid" "$spid" || st=$?
+        if [[ ${first:-} == "$spid" ]]; then   # B went first: stop A, its tests need B
+            kill "$cpid" 2>/dev/null || true
+            wait "$cpid" || CLIENT_RC=$?
+        else
+            CLIENT_RC=$st
+        fi
+        trap - INT TERM
+    fi
+    if [[ ${first:-} == "$spid" ]]; then
+        st=0
+        wait "$spid" || st=$?
+        if grep -q '^# rig: ready' "$sdir/peer.log"; then
+            SERVER_WHY="server guest stopped before the client had finished (qemu exit $st)"
+        else
+            SERVER_WHY="server guest stopped before it was up (qemu exit $st)"
+        fi
+    else
+        echo stop >&"$ctl"
+        # 30 s to power off; 5 s if it never got ready (it cannot read "stop" before)
+        local grace=300
+        grep -q '^# rig: ready' "$sdir/peer.log" || grace=50
+        for ((i = 0; i < grace; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$spid" 2>/dev/null; then
+            kill "$spid" 2>/dev/null || true
+            SERVER_WHY="server guest did not power off within 30 s of the client's end"
+            grep -q '^# rig: ready' "$sdir/peer.log" || SERVER_WHY="server guest never came up"
+        fi
+        st=0
+        wait "$spid" || st=$?
+        [[ -n $SERVER_WHY ]] || SERVER_WHY=$(unfinished "$sdir/peer.log" "$st" "$stmo" | sed 's/^guest/server guest/')
+    fi
+    exec {ctl}>&-
+    [[ $sock == /tmp/rig-link.* ]] && rm -f "$sock"
+    wait "${FOLLOWERS[@]}" 2>/dev/null || true
+    if [[ $cmode != shell ]]; then
+        CLIENT_WHY=$(unfinished "$cdir/results.ktap" "$CLIENT_RC" "$TIMEOUT")
+        [[ -n $CLIENT_WHY && ${first:-} == "$spid" ]] && CLIENT_WHY="guest stopped by the rig (the server guest had stopped)"
+    fi
+    rm -f "$cdir/initrd.img" "$sdir/initrd.img"
+    PAIR_ELAPSED=$(elapsed_since "$t0")
+    say "pair guests ran ${PAIR_ELAPSED} s (logs: ${run#"$REPO"/}/pair-{client,server})"
 }
 
 # ---------------------------------------------------------------- results (check)
@@ -494,16 +733,17 @@ unfinished() {
 # Counting: a top-level test with nested subtests counts each nested ok/not ok (# SKIP =
 # skipped); without, the top-level line counts; a top-level "not ok" with no failing subtest
 # (crash, timeout) adds one failure; "# rig: error:" lines and a missing end marker add one.
-parse_results() {   # RESULTS CONSOLE WHY
-    awk -v console="$2" -v why="$3" '
+# PREFIX goes before test names (pair/), WHO before the rig's own lines ("pair client: ").
+parse_results() {   # RESULTS CONSOLE WHY [PREFIX WHO]
+    awk -v console="$2" -v why="$3" -v pfx="${4:-}" -v who="${5:-}" '
     function kind(l) { return l ~ /#[ \t]*[Ss][Kk][Ii][Pp]/ ? "skip" : (l ~ /^not ok/ ? "fail" : "pass") }
     function count(k) { if (k == "pass") pass++; else if (k == "fail") fail++; else skip++ }
     function failed_block(name, text) { diag = diag "---- " name " ----\n" text }
     { sub(/\r$/, "") }
     /^# rig: done/ { done = 1; next }
-    /^# rig: error: / { print "not ok - rig: " substr($0, 15); fail++; next }
+    /^# rig: error: / { print "not ok - rig: " who substr($0, 15); fail++; next }
     /^# rig: / { print; next }
-    /^# selftests: / { cur = $NF; block = ""; nsub = 0; nfail = 0; next }
+    /^# selftests: / { cur = pfx $NF; block = ""; nsub = 0; nfail = 0; next }
     cur != "" && /^  / {
         block = block $0 "\n"; l = substr($0, 3)
         if (l ~ /^(not )?ok /) {
@@ -514,6 +754,7 @@ parse_results() {   # RESULTS CONSOLE WHY
     }
     cur != "" && /^(not )?ok [0-9]+ / {
         k = kind($0)
+        if (pfx != "") sub(/^(not )?ok [0-9]+ /, "&" pfx)
         if (nsub == 0) { count(k); print }
         else { print; if (k == "fail" && nfail == 0) fail++ }
         if (k == "fail" || nfail) failed_block(cur, block)
@@ -521,22 +762,53 @@ parse_results() {   # RESULTS CONSOLE WHY
     }
     END {
         if (cur != "") { print "not ok - " cur " (no result: the guest stopped during it)"; failed_block(cur, block) }
-        if (diag != "") printf "\n==== diagnostics of failing tests ====\n%s", diag
+        if (diag != "") printf "\n==== %sdiagnostics of failing tests ====\n%s", who, diag
         # kernel problems, from the dmesg the guest dumps at the end (else the live console)
         while ((getline l < console) > 0) {
             sub(/\r$/, "", l); gsub(/\033\[[0-9;?]*[A-Za-z]/, "", l); gsub(/\033./, "", l)
             if (l ~ /^==== rig: dmesg ====/) { indump = 1; nk = 0; continue }
-            if (l ~ /(WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|refcount_t|list_(add|del) corruption|blocked for more than|soft lockup|stall)/)
+            if (l ~ /(WARNING:|BUG:|Oops|Kernel panic|general protection|Call Trace|UBSAN|KASAN|refcount_t|list_(add|del) corruption|blocked for more than|soft lockup|stall)/)
                 if (nk < 30) kl[++nk] = l
             tail[++nt % 40] = l
         }
-        if (nk) { print "\n==== kernel log problems (first " nk ") ===="; for (i = 1; i <= nk; i++) print kl[i] }
+        if (nk) { print "\n==== " who "kernel log problems (first " nk ") ===="; for (i = 1; i <= nk; i++) print kl[i] }
         if (!done) {
-            print "\nnot ok - " (why != "" ? why : "guest did not finish"); fail++
-            print "==== last 40 lines of the console ===="
+            print "\nnot ok - " who (why != "" ? why : "guest did not finish"); fail++
+            if (nt) print "==== " who "last 40 lines of the console ===="
             for (i = (nt > 40 ? nt - 39 : 1); i <= nt; i++) print tail[i % 40]
         }
         printf "%d passed, %d failed, %d skipped\n", pass, fail, skip
+        exit fail ? 1 : 0
+    }' "$1"
+}
+
+# Guest B of a pair run: its own failures, in the format of parse_results. "# rig: error:"
+# lines (setup), WHY (did not come up, stopped early, no clean power-off), and kernel log
+# lines that always mean a bug (stalls and hung tasks are shown but not counted: TCG with
+# two guests on two cores can cause them).
+parse_server() {   # PEERLOG CONSOLE WHY
+    awk -v console="$2" -v why="$3" '
+    { sub(/\r$/, "") }
+    /^# rig: error: / { print "not ok - rig: pair server: " substr($0, 15); fail++ }
+    /^# rig: peer.sh exited/ { print "# pair server: " substr($0, 8) " before the end of the run" }
+    END {
+        while ((getline l < console) > 0) {
+            sub(/\r$/, "", l); gsub(/\033\[[0-9;?]*[A-Za-z]/, "", l); gsub(/\033./, "", l)
+            if (l ~ /^==== rig: dmesg ====/) { indump = 1; nk = 0; nbug = 0; continue }
+            if (l ~ /(WARNING:|BUG:|Oops|Kernel panic|general protection|Call Trace|UBSAN|KASAN|refcount_t|list_(add|del) corruption|blocked for more than|soft lockup|stall)/) {
+                if (nk < 30) kl[++nk] = l
+                if (l ~ /(WARNING:|BUG:|Oops|Kernel panic|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption)/ && !nbug++) bug = l
+            }
+            tail[++nt % 40] = l
+        }
+        if (nk) { print "\n==== pair server: kernel log problems (first " nk ") ===="; for (i = 1; i <= nk; i++) print kl[i] }
+        if (nbug) { print "not ok - pair server: kernel log: " bug; fail++ }
+        if (why != "") {
+            print "\nnot ok - pair server: " why; fail++
+            if (nt) print "==== pair server: last 40 lines of the console ===="
+            for (i = (nt > 40 ? nt - 39 : 1); i <= nt; i++) print tail[i % 40]
+        }
+        printf "0 passed, %d failed, 0 skipped\n", fail
         exit fail ? 1 : 0
     }' "$1"
 }
@@ -550,20 +822,71 @@ warn_vermagic() {
     [[ $vm == "$KREL" ]] || say "warning: $ko is built for '$vm', the guest runs $KREL"
 }
 
-cmd_boot() {   # MODE [args]
+# report CMD...: prints the output of CMD (parse_results or parse_server) but its last
+# line "N passed, N failed, N skipped", which it adds to SUM (passed failed skipped).
+report() {
+    local out last p f k
+    out=$("$@") || true
+    last=${out##*$'\n'}
+    [[ $out == *$'\n'* ]] && printf '%s\n' "${out%$'\n'*}"
+    if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+        p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} k=${BASH_REMATCH[3]}
+    else
+        printf '%s\nnot ok - rig: no summary from %s\n' "$last" "$1"
+        p=0 f=1 k=0
+    fi
+    SUM=($((SUM[0] + p)) $((SUM[1] + f)) $((SUM[2] + k)))
+}
+
+# check: the single guest's selftests, then the pair run if the stage has one; pair: only
+# the pair run. Prints the results of both and, last, the combined summary.
+cmd_check() {   # MODE (check | pair)
+    local mode=$1 run why pairlist=$STAGE/selftests/pair/kselftest-list.txt
+    prepare
+    [[ -d $STAGE ]] || die "no stage at $STAGE (build it first, e.g. make; or set RDMAXFER_STAGE)"
+    [[ $mode == check || -r $pairlist ]] || die "no $pairlist in the stage: no pair tests"
+    warn_vermagic
+    run=$(new_run_dir)
+    SUM=(0 0 0)
+    if [[ $mode == check ]]; then
+        build_payload "$run" check single
+        boot_guest "$run" check
+        why=$(unfinished "$run/results.ktap" "$GUEST_RC" "$TIMEOUT")
+        report parse_results "$run/results.ktap" "$run/console.log" "$why"
+    fi
+    if [[ -r $pairlist ]]; then
+        pair_boot "$run" check
+        report parse_results "$run/pair-client/results.ktap" "$run/pair-client/console.log" \
+            "$CLIENT_WHY" pair/ "pair client: "
+        report parse_server "$run/pair-server/peer.log" "$run/pair-server/console.log" "$SERVER_WHY"
+    fi
+    printf '%d passed, %d failed, %d skipped\n' "${SUM[@]}"
+    exit $((SUM[1] ? 1 : 0))
+}
+
+cmd_pair_shell() {
+    local run
+    prepare
+    if [[ -d $STAGE ]]; then warn_vermagic
+    else say "warning: no stage at $STAGE: booting without rdmaxfer"; fi
+    [[ -e $STAGE/selftests/pair/peer.sh ]] || say "warning: no selftests/pair/peer.sh in the stage: the server only idles"
+    run=$(new_run_dir)
+    pair_boot "$run" shell
+    [[ -z $SERVER_WHY ]] || say "$SERVER_WHY"
+    say "server: ${run#"$REPO"/}/pair-server/peer.log (peer.sh), console.log"
+}
+
+cmd_boot() {   # MODE [args]   (demo, run, shell)
     local mode=$1 run why
     shift
     prepare
     if [[ -d $STAGE ]]; then warn_vermagic
-    elif [[ $mode == check ]]; then die "no stage at $STAGE (build it first, e.g. make; or set RDMAXFER_STAGE)"
     else say "warning: no stage at $STAGE: booting without rdmaxfer"; fi
     run=$(new_run_dir)
-    build_payload "$run" "$mode" "$@"
+    build_payload "$run" "$mode" single "$@"
     boot_guest "$run" "$mode"
-    why=$(unfinished "$run")
+    why=$(unfinished "$run/results.ktap" "$GUEST_RC" "$TIMEOUT")
     case $mode in
-    check)
-        parse_results "$run/results.ktap" "$run/console.log" "$why" ;;
     shell) ;;
     *)
         if [[ -n $why ]]; then
@@ -585,7 +908,8 @@ usage() {
     exit "${1:-0}"
 }
 
-for v in RIG_MEM RIG_SMP RIG_TIMEOUT; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
+for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
+[[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
 TIMEOUT=$RIG_TIMEOUT
 cmd=${1:-}
 [[ -n $cmd ]] || usage 2
@@ -597,7 +921,7 @@ kdir)
     resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
     echo "/usr/src/linux-headers-$KREL"
     [[ -d /usr/src/linux-headers-$KREL ]] || die "headers for $KREL not installed: run (as root) $0 setup" ;;
-check | demo | run | shell)
+check | pair | pair-shell | demo | run | shell)
     while (($#)); do
         case $1 in
         --timeout) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
@@ -607,7 +931,11 @@ check | demo | run | shell)
         esac
     done
     [[ $cmd != run || $# -gt 0 ]] || die "usage: $0 run [--] CMD..."
-    cmd_boot "$cmd" "$@" ;;
+    case $cmd in
+    check | pair) cmd_check "$cmd" ;;
+    pair-shell)   cmd_pair_shell ;;
+    *)            cmd_boot "$cmd" "$@" ;;
+    esac ;;
 -h | --help | help) usage ;;
 *) usage 2 ;;
 esac

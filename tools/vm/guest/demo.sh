@@ -1,18 +1,22 @@
 #!/bin/sh
 # Default demo (rig.sh demo), used when the stage has no demo.sh of its own:
-# what the module sees, and the module following a Soft-RoCE device that is
-# deleted and added again.
+# what the module sees, then a server and a client moving a buffer over
+# Soft-RoCE with RDMA WRITE and READ, verified end to end, and the module
+# following a device that is deleted and added again.
 show() {
 	echo "\$ $*"
 	sh -c "$*" 2>&1
 	echo
 }
 show rdma link
-show ls -l /dev/rdmaxfer
 show rdmaxfer info
-show "rdmaxfer info --json | jq -Mc '{module: .module.version, devices: [.devices[] | {name: .name, index: .index, caps: .caps}]}'"
+show "head -c 64M /dev/urandom > /tmp/data.bin"
+show "rdmaxfer serve --size 64M --count 2 --out /tmp/served.bin > /tmp/serve.log 2>&1 &"
+show "sleep 1; rdmaxfer write 192.0.2.1 --file /tmp/data.bin --verify"
+show "rdmaxfer read 192.0.2.1 --size 64M --out /tmp/back.bin --verify"
+show "wait; cmp /tmp/data.bin /tmp/back.bin && cmp /tmp/data.bin /tmp/served.bin && echo 'all three copies are identical'"
+show rdmaxfer stats
 show rdma link delete rxe0
-show rdmaxfer info
+show "rdmaxfer info | head -2"
 show rdma link add rxe0 type rxe netdev veth0
 show "rdmaxfer info --json | jq -Mc '[.devices[] | {name: .name, index: .index, state: .ports[0].state}]'"
-show "dmesg | grep rdmaxfer"
