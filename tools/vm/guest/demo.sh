@@ -10,11 +10,17 @@ show() {
 }
 show rdma link
 show rdmaxfer info
-show "head -c 64M /dev/urandom > /tmp/data.bin"
-show "rdmaxfer serve --size 64M --count 2 --out /tmp/served.bin > /tmp/serve.log 2>&1 &"
-show "sleep 1; rdmaxfer write 192.0.2.1 --file /tmp/data.bin --verify"
+show "dd if=/dev/urandom of=/tmp/data.bin bs=1M count=64 2>/dev/null; ls -l /tmp/data.bin"
+echo "\$ rdmaxfer serve --size 64M --count 2 --out /tmp/served.bin &"
+rdmaxfer serve --size 64M --count 2 --out /tmp/served.bin &
+server=$!
+sleep 1
+echo
+show "rdmaxfer write 192.0.2.1 --file /tmp/data.bin --verify"
 show "rdmaxfer read 192.0.2.1 --size 64M --out /tmp/back.bin --verify"
-show "wait; cmp /tmp/data.bin /tmp/back.bin && cmp /tmp/data.bin /tmp/served.bin && echo 'all three copies are identical'"
+wait $server
+echo
+show "cmp /tmp/data.bin /tmp/back.bin && cmp /tmp/data.bin /tmp/served.bin && echo 'all three copies are identical'"
 show rdmaxfer stats
 show rdma link delete rxe0
 show "rdmaxfer info | head -2"
