@@ -24,8 +24,9 @@
  * unknown non-zero tails, flags) so the handlers only see a validated,
  * zero-extended kernel copy.  After a handler succeeds the struct is copied
  * back, truncated to the size the caller knows (also after -EMSGSIZE, which
- * reports a needed size, and -ECONNREFUSED, which reports a reject reason).  Handlers build their output in a zeroed struct,
- * so nothing uninitialised reaches userspace.
+ * reports a needed size, and -ECONNREFUSED, which reports a reject
+ * reason).  Handlers build their output in a zeroed struct, so nothing
+ * uninitialised reaches userspace.
  *
  * All arguments are pointers to structs whose layout is the same for 32- and
  * 64-bit callers, so compat_ptr_ioctl() is the whole compat story.

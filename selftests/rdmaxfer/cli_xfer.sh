@@ -4,6 +4,8 @@
 # cli_xfer.sh - `rdmaxfer serve | write | read | send | stats` in one guest
 # (both ends on rxe0): bytes arrive intact (--verify and cmp) at sizes around
 # page and window boundaries, a file larger than the window goes in rounds,
+# serve's one window is shared by all connections (a read returns what an
+# earlier write left; concurrent writers to disjoint ranges both land),
 # --in/--out, messages, IPv6, JSON output, and the error contract (does not
 # fit, refused -> exit 1 with one line; usage -> exit 2).
 . "$(dirname "$0")/lib.sh"
@@ -21,6 +23,7 @@ P1=18515	# serve --size 1M --out: writes
 P2=18516	# serve --size 2M --in: reads
 P3=18517	# serve: messages on stdout
 P4=18518	# serve --json --count 2
+P5=18519	# serve --size 4M --out: read after write
 PNONE=18599	# nobody listens here
 
 tmp=$(mktemp -d)
@@ -108,7 +111,7 @@ write_ok()
 			"$tmp/$_n.out"
 }
 
-ktap_plan 23
+ktap_plan 24
 
 # --- writes into a 1 MiB window, saved to --out ---------------------------
 serve s1 --port $P1 --size 1M --out "$tmp/s1.data"
@@ -144,10 +147,13 @@ r=$?
 [ $r -eq 0 ] || show big.out big.err s1.err
 ktap_result "write_file_larger_than_window" $r
 
-# the pattern of --size, at an offset: --out holds the window up to the end
+# the pattern of --size, at an offset: --out holds the window up to the end;
+# the window is shared, so its first 1000 bytes are still those of the last
+# round of the 10 MiB file
+tail -c 1048576 "$tmp/big" | head -c 1000 >"$tmp/pat.head"
 write_ok pat 4097 $HOST --port $P1 --size 4097 --offset 1000 --verify &&
 	[ "$(wc -c <"$tmp/s1.data")" -eq 5097 ] &&
-	[ "$(head -c 1000 "$tmp/s1.data" | od -An -v -tx1 | tr -d ' \n' | tr -d 0)" = "" ]
+	head -c 1000 "$tmp/s1.data" | cmp -s "$tmp/pat.head" -
 r=$?
 [ $r -eq 0 ] || show pat.out pat.err
 ktap_result "write_pattern_at_offset" $r
@@ -165,18 +171,23 @@ r=$?
 [ $r -eq 0 ] || show wjson.out wjson.err
 ktap_result "write_json" $r
 
-# two clients at once, each with its own window
-rdmaxfer write $HOST --port $P1 --size 3M --verify >"$tmp/c1.out" 2>&1 &
+# two clients at once into disjoint halves of the shared window: both land,
+# and a third connection reads them back side by side
+head -c 524288 /dev/urandom >"$tmp/c1.data"
+head -c 524288 /dev/urandom >"$tmp/c2.data"
+rdmaxfer write $HOST --port $P1 --file "$tmp/c1.data" --verify >"$tmp/c1.out" 2>&1 &
 c1=$!
-rdmaxfer write $HOST6 --port $P1 --size 2M --verify >"$tmp/c2.out" 2>&1 &
+rdmaxfer write $HOST6 --port $P1 --file "$tmp/c2.data" --offset 512K --verify >"$tmp/c2.out" 2>&1 &
 c2=$!
 wait $c1
 r1=$?
 wait $c2
 r2=$?
-[ $r1 -eq 0 ] && [ $r2 -eq 0 ]
+run c3 rdmaxfer read $HOST --port $P1 --size 1M --out "$tmp/c3.data" --verify
+cat "$tmp/c1.data" "$tmp/c2.data" >"$tmp/c3.want"
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $rc -eq 0 ] && cmp -s "$tmp/c3.want" "$tmp/c3.data"
 r=$?
-[ $r -eq 0 ] || show c1.out c2.out
+[ $r -eq 0 ] || { ktap_diag "exits $r1 $r2 $rc"; show c1.out c2.out c3.out c3.err; }
 ktap_result "concurrent_writes" $r
 
 run nofit rdmaxfer write $HOST --port $P1 --size 2 --offset 1M --verify
@@ -234,6 +245,21 @@ r=$?
 [ $r -eq 0 ] || show rjson.out rjson.err
 ktap_result "read_json" $r
 stop s2
+
+# --- read after write: one window for all connections ---------------------
+serve s5 --port $P5 --size 4M --out "$tmp/s5.data"
+head -c 3145733 /dev/urandom >"$tmp/raw"	# 3 MiB + 5
+write_ok raww 3145733 $HOST --port $P5 --file "$tmp/raw" --verify
+r1=$?
+run rawr rdmaxfer read $HOST --port $P5 --size 3145733 --out "$tmp/raw.back" --verify
+r2=$rc
+stop s5
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $rc -eq 0 ] && [ ! -s "$tmp/s5.err" ] &&
+	grep -q '^read 3145733 bytes in .*, verified$' "$tmp/rawr.out" &&
+	cmp -s "$tmp/raw" "$tmp/raw.back" && cmp -s "$tmp/raw" "$tmp/s5.data"
+r=$?
+[ $r -eq 0 ] || { ktap_diag "write $r1, read $r2, serve $rc"; show raww.out raww.err rawr.out rawr.err s5.log s5.err; }
+ktap_result "read_after_write" $r
 
 # --- messages ------------------------------------------------------------
 serve s3 --port $P3

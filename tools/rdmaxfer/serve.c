@@ -10,23 +10,35 @@
  * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
  * one event loop on one open file: poll, then REAP completions and events.
  *
- * Each accepted connection gets its own window: --size bytes (default
- * SERVE_DEFAULT_SIZE, 64 MiB) of anonymous memory, preloaded from --in (a
- * shorter file leaves the rest zero; a longer one is refused at start-up),
- * registered and EXPOSEd to that connection only, with REMOTE_READ |
- * REMOTE_WRITE.  Then the server follows the protocol of proto.h:
+ * There is ONE window, shared by all connections, like one piece of remote
+ * memory: at start-up --size bytes (default SERVE_DEFAULT_SIZE, 64 MiB) of
+ * anonymous memory are mapped, preloaded from --in (a shorter file leaves
+ * the rest zero; a longer one is refused) and registered once.  Each
+ * accepted connection gets that buffer EXPOSEd to it (its own window id and
+ * keys, REMOTE_READ | REMOTE_WRITE, offset 0, --size bytes); CLOSE at the
+ * end of the connection revokes its window, the memory stays registered
+ * until serve exits.  So what one client writes, the next one reads back.
+ * Concurrent clients see the same bytes: writers to overlapping ranges race
+ * (the last write wins, as with shared memory), and a client in the middle
+ * of a multi-round write (a file larger than the window) leaves each round
+ * in the window, where other clients see it until the next round.  If the
+ * RDMA device of a connection cannot register a window of --size (EXPOSE:
+ * EINVAL, QUERY_CONN.max_window_size is smaller), serve says so in one line
+ * and exits 1 when no connection got the window yet, else drops that
+ * connection.  Then the server follows the protocol of proto.h:
  *
  *  - messages: control messages are answered (WRITE_BEGIN, CSUM_REQ, SYNC);
  *    every other message is user data, written as it is to stdout, or
  *    appended to --out (with --json and no --out: to stderr, since stdout
  *    carries only the JSON object);
  *  - WRITE_IMM events end a write round: the round is saved to --out (a
- *    write truncates --out first, so --out holds the last write's data),
+ *    write truncates --out first, so --out holds the last write's data, and
+ *    for a write at offset O also window bytes [0, O) as they are then),
  *    its CRC32C computed when the client asked, and ROUND_DONE sent;
  *  - DISCONNECTED ends the connection: if the client wrote without
  *    WRITE_BEGIN (another program), window bytes [0, highest byte notified by
- *    WRITE_IMM) go to --out; then the window is freed and, in human mode, a
- *    summary line printed.
+ *    WRITE_IMM) go to --out; then the connection is closed (its window
+ *    revoked) and, in human mode, a summary line printed.
  *
  * --count N: exit after N connections have ended (the listener closes once N
  * were accepted).  Without it, serve runs until SIGINT or SIGTERM, which end
@@ -54,16 +66,13 @@
 #define SERVE_MAX_CONNS		64
 #define CTL_SLOTS		256	/* control answers in flight, all connections */
 #define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
-#define MAX_ZOMBIES		64
 #define REAP_MAX		64
 
 struct sconn {
 	uint32_t id;			/* connection id, 0: free slot */
 	uint64_t num;			/* 1, 2, ... in accept order */
 	char peer[96];
-	unsigned char *win;
-	uint32_t buf_id;
-	uint32_t window_id;
+	uint32_t window_id;		/* its window on the shared buffer, 0: none */
 	unsigned int replies;		/* our control SENDs in flight */
 	uint64_t highest;		/* end of the highest range notified by WRITE_IMM */
 	bool saved;			/* a write session saved its data to --out */
@@ -77,17 +86,16 @@ struct sconn {
 	double start;
 };
 
-/* A buffer whose DEREG_BUF was refused (EBUSY): retried later. */
-struct zombie {
-	uint32_t buf_id;
-	void *addr;
-};
-
 struct server {
 	int fd;
 	struct rdmaxfer_info info;
 	uint32_t listen_id;
 	uint64_t size;
+	unsigned char *win;		/* the shared window: --size bytes */
+	uint32_t buf_id;		/* ... registered once */
+	uint64_t exposed;		/* connections that got the window */
+	bool too_big_told;		/* "too large for the device" was said */
+	bool fatal;			/* stop serving: exit 1 (the error was printed) */
 	const char *in_name;
 	const char *out_name;
 	int out_fd;
@@ -98,8 +106,6 @@ struct server {
 	uint64_t accepted, finished;
 	unsigned int nactive;
 	struct sconn conns[SERVE_MAX_CONNS];
-	struct zombie zombies[MAX_ZOMBIES];
-	unsigned int nzombies;
 	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
 	uint32_t ctl_buf;
 	bool slot_busy[CTL_SLOTS];
@@ -201,38 +207,6 @@ static void close_id(struct server *srv, uint32_t id)
 	ioctl(srv->fd, RDMAXFER_IOC_CLOSE, &cl);
 }
 
-/* DEREG_BUF and unmap, or keep it for later if it is still busy. */
-static void release_buf(struct server *srv, uint32_t buf_id, void *addr)
-{
-	struct rdmaxfer_dereg_buf db = { .size = sizeof(db), .buf_id = buf_id };
-
-	if (buf_id && ioctl(srv->fd, RDMAXFER_IOC_DEREG_BUF, &db) && errno == EBUSY &&
-	    srv->nzombies < MAX_ZOMBIES) {
-		srv->zombies[srv->nzombies].buf_id = buf_id;
-		srv->zombies[srv->nzombies].addr = addr;
-		srv->nzombies++;
-		return;
-	}
-	if (addr)
-		munmap(addr, srv->size);
-}
-
-static void retry_zombies(struct server *srv)
-{
-	struct rdmaxfer_dereg_buf db = { .size = sizeof(db) };
-	unsigned int i = 0;
-
-	while (i < srv->nzombies) {
-		db.buf_id = srv->zombies[i].buf_id;
-		if (ioctl(srv->fd, RDMAXFER_IOC_DEREG_BUF, &db) && errno == EBUSY) {
-			i++;
-			continue;
-		}
-		munmap(srv->zombies[i].addr, srv->size);
-		srv->zombies[i] = srv->zombies[--srv->nzombies];
-	}
-}
-
 static void finish_conn(struct server *srv, struct sconn *sc, int status);
 
 /* Close a connection on our side (its error was printed) and finish it. */
@@ -243,7 +217,7 @@ static void drop_conn(struct server *srv, struct sconn *sc)
 	finish_conn(srv, sc, 0);
 }
 
-/* Fill a new window from --in.  Returns 0 or an errno. */
+/* Fill the window from --in.  Returns 0 or an errno. */
 static int preload(struct server *srv, unsigned char *win)
 {
 	uint64_t pos = 0;
@@ -269,13 +243,44 @@ static int preload(struct server *srv, unsigned char *win)
 	return err;
 }
 
-/* Set up a newly accepted connection: its window, preloaded, exposed. */
+/*
+ * EXPOSE failed with EINVAL: if the window is more than the connection's
+ * device can register, say so (the long form once).  Returns true if it was.
+ */
+static bool window_too_big(struct server *srv, struct sconn *sc)
+{
+	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .conn_id = sc->id };
+	struct rdmaxfer_device_info di = { .size = sizeof(di) };
+	char sz[48], mx[48], dev[RDMAXFER_NAME_LEN + 8] = "";
+
+	if (ioctl(srv->fd, RDMAXFER_IOC_QUERY_CONN, &ci) || srv->size <= ci.max_window_size)
+		return false;
+	di.index = ci.dev_index;
+	if (!ioctl(srv->fd, RDMAXFER_IOC_QUERY_DEVICE, &di) && di.name[0])
+		snprintf(dev, sizeof(dev), "%.*s takes ", RDMAXFER_NAME_LEN - 1, di.name);
+	format_bytes(srv->size, sz, sizeof(sz));
+	format_bytes(ci.max_window_size, mx, sizeof(mx));
+	if (!srv->exposed) {
+		/* no client can be served: stop now, in one line */
+		fail("a window of %s is more than the RDMA device can register: %sat most %s; start serve with a smaller --size",
+		     sz, dev, mx);
+		srv->fatal = true;
+	} else if (!srv->too_big_told) {
+		warnx_("connection %llu from %s: a window of %s is more than the RDMA device can register: %sat most %s; dropped (a smaller --size would serve it)",
+		       (unsigned long long)sc->num, sc->peer, sz, dev, mx);
+	} else {
+		warnx_("connection %llu from %s: the window is more than the RDMA device can register: dropped",
+		       (unsigned long long)sc->num, sc->peer);
+	}
+	srv->too_big_told = true;
+	return true;
+}
+
+/* Set up a newly accepted connection: expose the shared window to it. */
 static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 		       const struct rdmaxfer_addr *peer)
 {
-	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb) };
 	struct rdmaxfer_expose ex = { .size = sizeof(ex) };
-	const char *what;
 	int err;
 
 	memset(sc, 0, sizeof(*sc));
@@ -285,62 +290,36 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 	format_addr(peer, sc->peer, sizeof(sc->peer));
 	srv->nactive++;
 
-	what = "allocating its window";
-	sc->win = mmap(NULL, srv->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (sc->win == MAP_FAILED) {
-		sc->win = NULL;
-		err = errno;
-		goto fail;
-	}
-	what = "loading --in";
-	if (srv->in_name) {
-		err = preload(srv, sc->win);
-		if (err)
-			goto fail;
-	}
-	what = "registering its window";
-	rb.addr = (uintptr_t)sc->win;
-	rb.length = srv->size;
-	rb.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
-	if (ioctl(srv->fd, RDMAXFER_IOC_REG_BUF, &rb)) {
-		err = errno;
-		goto fail;
-	}
-	sc->buf_id = rb.buf_id;
-	what = "exposing its window";
 	ex.conn_id = id;
-	ex.buf_id = sc->buf_id;
+	ex.buf_id = srv->buf_id;
+	ex.offset = 0;
 	ex.length = srv->size;
 	ex.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE;
-	if (ioctl(srv->fd, RDMAXFER_IOC_EXPOSE, &ex)) {
-		err = errno;
-		goto fail;
+	if (!ioctl(srv->fd, RDMAXFER_IOC_EXPOSE, &ex)) {
+		sc->window_id = ex.window_id;
+		srv->exposed++;
+		return;
 	}
-	sc->window_id = ex.window_id;
-	return;
-fail:
 	/* the client sees the connection close; we carry on */
-	if (err == EINVAL && ex.length) {	/* EXPOSE: more than the device can map */
-		char sz[48];
-
-		format_bytes(srv->size, sz, sizeof(sz));
-		warnx_("connection %llu from %s: exposing its window failed: a window of %s is more than the RDMA device can register (try a smaller --size)",
-		       (unsigned long long)sc->num, sc->peer, sz);
-	} else {
-		warnx_("connection %llu from %s: %s failed: %s", (unsigned long long)sc->num,
-		       sc->peer, what, strerror(err));
+	err = errno;
+	if (err == ENOTCONN || err == ECONNRESET) {
+		/* the client went away already */
+		finish_conn(srv, sc, -ECONNRESET);
+		return;
 	}
+	if (err != EINVAL || !window_too_big(srv, sc))
+		warnx_("connection %llu from %s: exposing the window failed: %s",
+		       (unsigned long long)sc->num, sc->peer, strerror(err));
 	drop_conn(srv, sc);
 }
 
-/* The connection is over: save what the client wrote, report, free. */
+/* The connection is over: save what the client wrote, report, close. */
 static void finish_conn(struct server *srv, struct sconn *sc, int status)
 {
 	char how[160] = "";
 
-	if (srv->out_fd >= 0 && !sc->saved && sc->highest && sc->win) {
-		if (out_truncate(srv) || out_write(srv, sc->win, sc->highest, 0))
+	if (srv->out_fd >= 0 && !sc->saved && sc->highest) {
+		if (out_truncate(srv) || out_write(srv, srv->win, sc->highest, 0))
 			out_error(srv, "saving to");
 	}
 	if (sc->dropped) {
@@ -360,9 +339,7 @@ static void finish_conn(struct server *srv, struct sconn *sc, int status)
 	    (unsigned long long)sc->rounds, sc->rounds == 1 ? "" : "s",
 	    (unsigned long long)sc->msgs, sc->msgs == 1 ? "" : "s",
 	    (unsigned long long)sc->msg_bytes, now_sec() - sc->start, how);
-	close_id(srv, sc->id);		/* frees the window (invalidated) */
-	if (sc->buf_id || sc->win)
-		release_buf(srv, sc->buf_id, sc->win);
+	close_id(srv, sc->id);		/* revokes its window; the buffer stays */
 	sc->id = 0;
 	srv->nactive--;
 	srv->finished++;
@@ -376,7 +353,7 @@ static void accept_all(struct server *srv)
 	struct rdmaxfer_accept ac = { .size = sizeof(ac) };
 	unsigned int i;
 
-	while (srv->listen_id && srv->nactive < SERVE_MAX_CONNS) {
+	while (srv->listen_id && srv->nactive < SERVE_MAX_CONNS && !srv->fatal) {
 		memset(&ac, 0, sizeof(ac));
 		ac.size = sizeof(ac);
 		ac.listen_id = srv->listen_id;
@@ -466,10 +443,10 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		r.type = PROTO_CSUM;
 		r.offset = m->offset;
 		r.length = m->length;
-		if (m->offset > srv->size || m->length > srv->size - m->offset || !sc->win)
+		if (m->offset > srv->size || m->length > srv->size - m->offset)
 			r.status = ERANGE;
 		else
-			r.crc = crc32c(0, sc->win + m->offset, m->length);
+			r.crc = crc32c(0, srv->win + m->offset, m->length);
 		break;
 	case PROTO_SYNC:
 		r.type = PROTO_SYNC_ACK;
@@ -576,14 +553,14 @@ static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxf
 	}
 	if (srv->out_fd >= 0) {
 		if ((sc->s_round == 0 && sc->s_off &&
-		     out_write(srv, sc->win, sc->s_off, 0)) ||
-		    out_write(srv, sc->win + sc->s_off, len, (int64_t)(sc->s_off + sc->s_done))) {
+		     out_write(srv, srv->win, sc->s_off, 0)) ||
+		    out_write(srv, srv->win + sc->s_off, len, (int64_t)(sc->s_off + sc->s_done))) {
 			out_error(srv, "saving to");
 			r.status = EIO;
 		}
 	}
 	if (sc->s_flags & PROTO_F_VERIFY)
-		r.crc = crc32c(0, sc->win + sc->s_off, len);
+		r.crc = crc32c(0, srv->win + sc->s_off, len);
 	sc->s_done += len;
 	sc->s_round++;
 	sc->rounds++;
@@ -699,7 +676,7 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 	if (!bind_addr && !strcmp(addr, "::"))
 		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
 	format_bytes(srv->size, sz, sizeof(sz));
-	say(srv, "listening on %s, window %s", where, sz);
+	say(srv, "listening on %s, window %s, shared by all clients", where, sz);
 	return EXIT_OK;
 }
 
@@ -709,16 +686,22 @@ static void serve_usage(FILE *f)
 		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
 		"                      [--out FILE] [--count N] [--json]\n"
 		"\n"
-		"Serve 'rdmaxfer write', 'read' and 'send': each client gets a window of\n"
-		"--size bytes to WRITE into and READ from; messages are printed.  Several\n"
-		"clients are served at the same time, each with its own window.\n"
+		"Serve 'rdmaxfer write', 'read' and 'send' from one window of --size\n"
+		"bytes, like one piece of remote memory: all clients WRITE into and READ\n"
+		"from the same bytes, so a 'read' sees what an earlier 'write' left there;\n"
+		"messages are printed.  Several clients are served at the same time; they\n"
+		"share the window: concurrent writes to the same bytes race (the last one\n"
+		"wins), and a write larger than the window passes through it round by\n"
+		"round, so other clients may see any of its rounds.\n"
 		"\n"
 		"  --bind ADDR   listen address (default '::': IPv6 and IPv4)\n"
 		"  --port N      port (default %u; 0: any, printed)\n"
 		"  --size BYTES  window size (default 64M; K, M, G suffixes)\n"
-		"  --in FILE     preload each window from FILE (at most --size bytes)\n"
+		"  --in FILE     preload the window from FILE (at most --size bytes; the\n"
+		"                rest is zero)\n"
 		"  --out FILE    save what clients write to FILE (the last write; a\n"
-		"                write larger than the window is saved round by round),\n"
+		"                write larger than the window is saved round by round,\n"
+		"                a write at an offset with the window bytes before it),\n"
 		"                and append their messages to it instead of stdout\n"
 		"  --count N     exit after N client connections have ended\n"
 		"  --json        one JSON object at exit (messages then go to --out or stderr)\n"
@@ -864,6 +847,42 @@ int cmd_serve(int argc, char **argv)
 	}
 	srv.ctl_buf = rb.buf_id;
 
+	/*
+	 * The shared window, populated before REG_BUF (see map_anon(): a pin
+	 * of never-written memory may see the zero page on older kernels).
+	 */
+	srv.win = mmap(NULL, srv.size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (srv.win == MAP_FAILED) {
+		srv.win = NULL;
+		format_bytes(srv.size, sz, sizeof(sz));
+		fail("cannot allocate a window of %s: %s", sz, strerror(errno));
+		goto out;
+	}
+	if (srv.in_name) {
+		int err = preload(&srv, srv.win);
+
+		if (err) {
+			fail("cannot read %s: %s", srv.in_name, strerror(err));
+			goto out;
+		}
+	}
+	memset(&rb, 0, sizeof(rb));
+	rb.size = sizeof(rb);
+	rb.addr = (uintptr_t)srv.win;
+	rb.length = srv.size;
+	rb.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
+	if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+		format_bytes(srv.size, sz, sizeof(sz));
+		if (errno == ENOMEM)
+			fail("cannot register a window of %s: out of memory or over the locked-memory limit (ulimit -l)",
+			     sz);
+		else
+			fail("cannot register a window of %s: %s", sz, strerror(errno));
+		goto out;
+	}
+	srv.buf_id = rb.buf_id;
+
 	/* SIGINT/SIGTERM stop the loop; they are only let in during ppoll */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -884,7 +903,7 @@ int cmd_serve(int argc, char **argv)
 		struct pollfd pfd = { .fd = srv.fd, .events = POLLIN };
 		struct timespec ts = { .tv_sec = 1 };
 
-		if (srv.count && srv.finished >= srv.count)
+		if (srv.fatal || (srv.count && srv.finished >= srv.count))
 			break;
 		if (ppoll(&pfd, 1, &ts, &orig) < 0 && errno != EINTR) {
 			fail("poll failed: %s", strerror(errno));
@@ -892,11 +911,12 @@ int cmd_serve(int argc, char **argv)
 		}
 		if (reap_all(&srv))
 			goto out;
-		retry_zombies(&srv);
 	}
 	for (i = 0; i < SERVE_MAX_CONNS; i++)
 		if (srv.conns[i].id)
 			finish_conn(&srv, &srv.conns[i], 0);
+	if (srv.fatal)
+		goto out;
 
 	if (srv.json) {
 		json_begin_object(NULL);
@@ -920,7 +940,9 @@ int cmd_serve(int argc, char **argv)
 	srv.out_fd = -1;
 out:
 	if (srv.fd >= 0)
-		close(srv.fd);
+		close(srv.fd);		/* closes everything, deregisters the window */
+	if (srv.win)
+		munmap(srv.win, srv.size);
 	if (srv.out_fd >= 0)
 		close(srv.out_fd);
 	free(srv.rbuf);

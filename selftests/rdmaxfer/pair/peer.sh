@@ -6,11 +6,12 @@
 #
 # Serves two_host.sh, which runs in guest A, until the guest powers off:
 # `rdmaxfer serve` on the default port, listening on :: (IPv4 and IPv6),
-# with a 4 MiB window per connection preloaded from a text file that A
-# generates the same way (gen_input below, also in two_host.sh), and --out
+# with one 4 MiB window (shared by all connections) preloaded from a text file
+# that A generates the same way (gen_input below, also in two_host.sh), and --out
 # so that writes are saved round by round and messages appended (the
 # console only gets serve's "listening" and per-connection lines); and on
-# port 18516 a 64 MiB window for the bandwidth test.  If a serve ever exits,
+# port 18516 a 64 MiB window for the bandwidth test, and on port 18517 the
+# preloaded window again, only read.  If a serve ever exits,
 # it is started again.
 
 dir=${PEER_DIR:-/tmp/rdmaxfer-peer}
@@ -36,4 +37,8 @@ gen_input >"$dir/in"
 echo "peer: $(hostname 2>/dev/null) role ${RIG_ROLE:-?} addr ${RIG_SELF_ADDR:-?} ${RIG_SELF_ADDR6:-}"
 # port 18516: a 64 MiB window for two_host.sh's bandwidth test, saved nowhere
 serve_forever --port 18516 --size 64M --out /dev/null &
+# port 18517: a 4 MiB window preloaded from gen_input that nobody writes to
+# (serve's window is shared by all connections: writes on the default port
+# would overwrite the preloaded bytes)
+serve_forever --port 18517 --size 4M --in "$dir/in" --out /dev/null &
 serve_forever --size 4M --in "$dir/in" --out "$dir/out"

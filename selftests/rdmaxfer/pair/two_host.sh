@@ -23,6 +23,7 @@ command -v jq >/dev/null || ktap_skip_all "jq is not installed"
 PEER=$RIG_PEER_ADDR
 PEER6=$RIG_PEER_ADDR6
 WINDOW=4194304
+PIN=18517	# peer.sh: the --in window, never written
 PNONE=18599	# nobody listens here
 
 tmp=$(mktemp -d)
@@ -108,14 +109,14 @@ r=$?
 [ $r -eq 0 ] || show big.out big.err
 ktap_result "write_file" $r
 
-# B's window starts with gen_input's bytes, then zeros
-run rin rdmaxfer read "$PEER" --size 2M --out "$tmp/rin.data" --verify
+# B's read-only window (port $PIN) starts with gen_input's bytes, then zeros
+run rin rdmaxfer read "$PEER" --port $PIN --size 2M --out "$tmp/rin.data" --verify
 [ $rc -eq 0 ] && cmp -s "$tmp/in" "$tmp/rin.data"
 r=$?
 [ $r -eq 0 ] || show rin.out rin.err
 ktap_result "read_in" $r
 
-run run1 rdmaxfer read "$PEER" --size 8193 --offset 2093055 --verify
+run run1 rdmaxfer read "$PEER" --port $PIN --size 8193 --offset 2093055 --verify
 { tail -c 4097 "$tmp/in"; head -c 4096 /dev/zero; } >"$tmp/run1.want"
 [ $rc -eq 0 ] && cmp -s "$tmp/run1.want" "$tmp/run1.out"
 r=$?
@@ -139,7 +140,7 @@ ktap_result "json" $r
 if [ -n "$PEER6" ]; then
 	r=0
 	write_ok w6 2097153 "$PEER6" --size 2097153 --verify || { show w6.out w6.err; r=1; }
-	run r6 rdmaxfer read "$PEER6" --size 4097 --offset 1 --out "$tmp/r6.data" --verify
+	run r6 rdmaxfer read "$PEER6" --port $PIN --size 4097 --offset 1 --out "$tmp/r6.data" --verify
 	tail -c +2 "$tmp/in" | head -c 4097 >"$tmp/r6.want"
 	[ $rc -eq 0 ] && cmp -s "$tmp/r6.want" "$tmp/r6.data" || { show r6.out r6.err; r=1; }
 	run s6 rdmaxfer send "$PEER6" --message "hello over IPv6"
