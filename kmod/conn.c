@@ -1090,11 +1090,17 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 		rdmaxfer_conn_fail(conn, -ENODEV);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		/* the peer closed: an orderly end, reported with status 0 */
+		/*
+		 * The peer closed: an orderly end, reported with status 0 --
+		 * unless our device is going away and the peer on it was just
+		 * torn down before us.  c_dev is stable here: teardown destroys
+		 * the id (waiting for this handler) before it detaches.
+		 */
 		if (connecting && !l)
 			rdmaxfer_connect_done(conn, -ECONNRESET);
 		else
-			rdmaxfer_conn_fail(conn, -ESHUTDOWN);
+			rdmaxfer_conn_fail(conn, conn->c_dev && READ_ONCE(conn->c_dev->rd_dying) ?
+					   -ENODEV : -ESHUTDOWN);
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_ADDR_CHANGE:

@@ -485,6 +485,10 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 		goto out_buf;
 	if ((cmd->access & RDMAXFER_REMOTE_READ) && !(buf->b_access & RDMAXFER_BUF_READ))
 		goto out_buf;
+	/* the peer can only align atomics to the window's start */
+	if ((cmd->access & RDMAXFER_REMOTE_ATOMIC) &&
+	    !IS_ALIGNED(buf->b_addr + cmd->offset, sizeof(u64)))
+		goto out_buf;
 	if ((cmd->access & (RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC)) &&
 	    !(buf->b_access & RDMAXFER_BUF_WRITE))
 		goto out_buf;

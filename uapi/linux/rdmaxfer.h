@@ -491,7 +491,9 @@ struct rdmaxfer_dereg_buf {
  * @offset: in, start of the window in the buffer
  * @length: in, length of the window, 1 .. max_window_size (GET_INFO)
  * @access: in, RDMAXFER_REMOTE_* (at least one); the buffer must have been
- *	registered with RDMAXFER_BUF_WRITE for REMOTE_WRITE or REMOTE_ATOMIC
+ *	registered with RDMAXFER_BUF_WRITE for REMOTE_WRITE or REMOTE_ATOMIC,
+ *	and with RDMAXFER_BUF_READ for REMOTE_READ; a REMOTE_ATOMIC window
+ *	must start at an 8-byte aligned address
  * @window_id: out, the window's id, which the peer uses
  *
  * Registers the slice with fast registration (FRWR) for exactly @access and
@@ -586,7 +588,8 @@ struct rdmaxfer_op {
  * Posts the batch (blocking, interruptibly, while a connection's send queue
  * is full).  EAGAIN if the file already has max_pending operations posted or
  * completed but not reaped: REAP first.  ENOTCONN if a connection is not
- * established any more.
+ * established any more.  @count is written back only on success; an error
+ * means nothing of the batch was posted.
  */
 struct rdmaxfer_submit {
 	__u32 size;
@@ -718,8 +721,9 @@ struct rdmaxfer_recv {
  * @max_send_size: out, largest SEND the peer accepts
  * @max_op_size: out, largest WRITE/READ/WRITE_IMM in one operation on this
  *	connection (it depends on the peer's device); split larger transfers
- * @max_window_size: out, largest window EXPOSE accepts on this connection
- *	(its device's fast-registration lists bound it), any offset
+ * @max_window_size: out, a window of this size is accepted by EXPOSE on
+ *	this connection at any offset (its device's fast-registration lists
+ *	bound it; at a page-aligned offset up to a page more fits)
  */
 struct rdmaxfer_conn_info {
 	__u32 size;

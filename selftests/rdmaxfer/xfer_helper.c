@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfer_helper - small rdmaxfer endpoints for the shell selftests (teardown.sh),
+ * which start them in the background and kill them, or the device under them,
+ * mid-transfer.  Each prints one line per thing that happened, flushed, so
+ * the script can wait for it in a log file.
+ *
+ *   xfer_helper serve ADDR PORT SIZE [N]
+ *	listen on ADDR:PORT (0: any port), print "listening PORT"; accept every
+ *	client, expose a SIZE-byte window (READ | WRITE) to it ("accepted ID");
+ *	on a disconnect print "disconnected ID status S" and close it; exit 0
+ *	after N disconnects (default: never), 1 on an error.
+ *   xfer_helper blast ADDR PORT SIZE
+ *	connect, wait for the window, and WRITE SIZE bytes into it over and
+ *	over with several operations in flight; "blasting" after the first
+ *	completion.  Never ends on its own: on the first error (a failed
+ *	completion, a disconnect, a failed SUBMIT) it prints "error ...",
+ *	waits for every operation still in flight ("drained N") and exits 1;
+ *	if they do not all complete within 30 s it prints "hang ..." and exits 3.
+ *   xfer_helper write ADDR PORT SIZE
+ *	connect, WRITE SIZE bytes of a pattern into the window, READ them back,
+ *	compare: "ok SIZE" and exit 0, or exit 1.
+ *   xfer_helper hold
+ *	open /dev/rdmaxfer, print "ready", sleep until killed.
+ *   xfer_helper probe
+ *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/rdmaxfer.h>
+
+#define DEVPATH "/dev/" RDMAXFER_DEVNAME
+#define U64_PTR(p) ((__u64)(uintptr_t)(p))
+#define SEC 1000000000LL
+#define MAX_DEPTH 16
+
+static int fd;
+
+static void die(const char *what, int err)
+{
+	printf("error %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static int xioctl(unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+static struct rdmaxfer_addr mkaddr(const char *host, unsigned int port)
+{
+	struct rdmaxfer_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.port = port;
+	if (inet_pton(AF_INET, host, a.addr) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, host, a.addr) == 1)
+		a.family = AF_INET6;
+	else
+		die("address", EINVAL);
+	return a;
+}
+
+static unsigned long long size_arg(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; break;
+	case 'M': case 'm': v <<= 20; break;
+	case 'G': case 'g': v <<= 30; break;
+	}
+	if (!v)
+		die("size", EINVAL);
+	return v;
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", errno);
+	return p;
+}
+
+static __u32 reg(void *p, __u64 len)
+{
+	struct rdmaxfer_reg_buf r = {
+		.size = sizeof(r), .addr = U64_PTR(p), .length = len,
+		.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+	};
+	int e = xioctl(RDMAXFER_IOC_REG_BUF, &r);
+
+	if (e)
+		die("REG_BUF", e);
+	return r.buf_id;
+}
+
+/* One completion or event; 0 if none came within tmo. */
+static int reap1(struct rdmaxfer_completion *c, __s64 tmo)
+{
+	struct rdmaxfer_reap r = {
+		.size = sizeof(r), .count = 1, .timeout_ns = tmo, .completions = U64_PTR(c),
+	};
+	int e;
+
+	do
+		e = xioctl(RDMAXFER_IOC_REAP, &r);
+	while (e == EINTR);
+	if (e)
+		die("REAP", e);
+	return r.count;
+}
+
+static void close_id(__u32 id)
+{
+	struct rdmaxfer_close c = { .size = sizeof(c), .id = id };
+
+	xioctl(RDMAXFER_IOC_CLOSE, &c);
+}
+
+static int serve(const char *host, unsigned int port, __u64 size, long count)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
+	struct rdmaxfer_completion c;
+	void *mem = map(size);
+	__u32 buf;
+	long gone = 0;
+	int e;
+
+	buf = reg(mem, size);
+	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	for (;;) {
+		if (!reap1(&c, -1))
+			continue;
+		if (c.opcode == RDMAXFER_EVENT_CONNECTED) {
+			struct rdmaxfer_accept a = {
+				.size = sizeof(a), .listen_id = l.listen_id, .timeout_ns = 0,
+			};
+
+			while (!(e = xioctl(RDMAXFER_IOC_ACCEPT, &a))) {
+				struct rdmaxfer_expose x = {
+					.size = sizeof(x), .conn_id = a.conn_id, .buf_id = buf,
+					.length = size,
+					.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE,
+				};
+
+				e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+				if (e)
+					printf("expose %u: %s\n", a.conn_id, strerror(e));
+				else
+					printf("accepted %u\n", a.conn_id);
+			}
+			if (e != EAGAIN)
+				printf("accept: %s\n", strerror(e));
+		} else if (c.opcode == RDMAXFER_EVENT_DISCONNECTED) {
+			printf("disconnected %u status %d\n", c.conn_id, c.status);
+			close_id(c.conn_id);
+			if (count > 0 && ++gone >= count)
+				return 0;
+		} else if (c.opcode >= 0x100) {
+			printf("event %#x conn %u status %d\n", c.opcode, c.conn_id, c.status);
+		}
+	}
+}
+
+/* Connect and wait for the server's window: its id and length. */
+static __u32 client(const char *host, unsigned int port, __u32 *win, __u64 *wlen,
+		    struct rdmaxfer_conn_info *ci)
+{
+	struct rdmaxfer_connect k = {
+		.size = sizeof(k), .addr = mkaddr(host, port), .timeout_ns = 10 * SEC,
+	};
+	struct rdmaxfer_completion c;
+	int e = xioctl(RDMAXFER_IOC_CONNECT, &k);
+
+	if (e) {
+		printf("error CONNECT: %s (reject reason %u)\n", strerror(e), k.reject_reason);
+		exit(1);
+	}
+	memset(ci, 0, sizeof(*ci));
+	ci->size = sizeof(*ci);
+	ci->conn_id = k.conn_id;
+	e = xioctl(RDMAXFER_IOC_QUERY_CONN, ci);
+	if (e)
+		die("QUERY_CONN", e);
+	do {
+		if (!reap1(&c, 10 * SEC)) {
+			printf("error no window from the server\n");
+			exit(1);
+		}
+	} while (c.opcode != RDMAXFER_EVENT_WINDOW);
+	*win = c.window_id;
+	*wlen = c.bytes;
+	return k.conn_id;
+}
+
+static int submit1(struct rdmaxfer_op *op)
+{
+	struct rdmaxfer_submit s = {
+		.size = sizeof(s), .count = 1, .op_size = sizeof(*op), .ops = U64_PTR(op),
+	};
+	int e;
+
+	do
+		e = xioctl(RDMAXFER_IOC_SUBMIT, &s);
+	while (e == EINTR);
+	return e;
+}
+
+static int blast(const char *host, unsigned int port, __u64 size)
+{
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_op op;
+	unsigned int depth, inflight = 0;
+	unsigned long long done = 0;
+	__u64 wlen, chunk;
+	__u32 conn, win, buf;
+	void *mem;
+	int e, failed = 0;
+
+	conn = client(host, port, &win, &wlen, &ci);
+	if (size > wlen)
+		size = wlen;
+	chunk = size < ci.max_op_size ? size : ci.max_op_size;
+	depth = ci.queue_depth < MAX_DEPTH ? ci.queue_depth : MAX_DEPTH;
+	if (!depth)
+		depth = 1;
+	mem = map(chunk);
+	memset(mem, 0x5a, chunk);
+	buf = reg(mem, chunk);
+	memset(&op, 0, sizeof(op));
+	op.opcode = RDMAXFER_OP_WRITE;
+	op.conn_id = conn;
+	op.buf_id = buf;
+	op.window_id = win;
+	op.length = chunk;
+
+	while (!failed) {
+		while (inflight < depth) {
+			op.remote_offset = (op.user_data * chunk) % (wlen - chunk + 1);
+			e = submit1(&op);
+			if (e) {
+				printf("error SUBMIT: %s\n", strerror(e));
+				failed = 1;
+				break;
+			}
+			op.user_data++;
+			inflight++;
+		}
+		if (failed)
+			break;
+		if (!reap1(&c, 30 * SEC)) {
+			printf("hang: no completion in 30 s with %u in flight\n", inflight);
+			return 3;
+		}
+		if (c.opcode < 0x100) {
+			inflight--;
+			if (c.status) {
+				printf("error completion status %d (%s) wc_status %u\n", c.status,
+				       strerror(-c.status), c.wc_status);
+				failed = 1;
+			} else if (++done == 1) {
+				printf("blasting\n");
+			}
+		} else if (c.opcode == RDMAXFER_EVENT_DISCONNECTED) {
+			printf("error disconnected status %d\n", c.status);
+			failed = 1;
+		}
+	}
+	/* every operation still in flight completes, once */
+	while (inflight) {
+		if (!reap1(&c, 30 * SEC)) {
+			printf("hang: %u operations never completed\n", inflight);
+			return 3;
+		}
+		if (c.opcode < 0x100)
+			inflight--;
+		else if (c.opcode == RDMAXFER_EVENT_DISCONNECTED)
+			printf("disconnected status %d\n", c.status);
+	}
+	printf("drained after %llu good operations\n", done);
+	return 1;
+}
+
+static int run(struct rdmaxfer_op *op)
+{
+	struct rdmaxfer_completion c;
+	int e = submit1(op);
+
+	if (e)
+		die("SUBMIT", e);
+	do {
+		if (!reap1(&c, 60 * SEC)) {
+			printf("error no completion in 60 s\n");
+			exit(1);
+		}
+	} while (c.opcode >= 0x100);
+	if (c.status) {
+		printf("error completion status %d wc_status %u\n", c.status, c.wc_status);
+		exit(1);
+	}
+	return 0;
+}
+
+static int write_verify(const char *host, unsigned int port, __u64 size)
+{
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_op op;
+	unsigned char *mem;
+	__u64 wlen, off, i;
+	__u32 conn, win, buf;
+
+	conn = client(host, port, &win, &wlen, &ci);
+	if (size > wlen)
+		size = wlen;
+	mem = map(2 * size);
+	for (i = 0; i < size; i++)
+		mem[i] = (unsigned char)(i * 131 + 7);
+	buf = reg(mem, 2 * size);
+	memset(&op, 0, sizeof(op));
+	op.conn_id = conn;
+	op.buf_id = buf;
+	op.window_id = win;
+	for (off = 0; off < size; off += op.length) {
+		op.length = size - off < ci.max_op_size ? size - off : ci.max_op_size;
+		op.opcode = RDMAXFER_OP_WRITE;
+		op.buf_offset = off;
+		op.remote_offset = off;
+		run(&op);
+		op.opcode = RDMAXFER_OP_READ;
+		op.buf_offset = size + off;
+		run(&op);
+	}
+	if (memcmp(mem, mem + size, size)) {
+		printf("error data read back differs\n");
+		return 1;
+	}
+	printf("ok %llu\n", (unsigned long long)size);
+	close_id(conn);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		goto usage;
+	fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open " DEVPATH, errno);
+	if (!strcmp(argv[1], "probe")) {
+		struct rdmaxfer_info info = { .size = sizeof(info) };
+
+		if (xioctl(RDMAXFER_IOC_GET_INFO, &info))
+			return 4;
+		return info.features & RDMAXFER_FEATURE_TRANSFER ? 0 : 4;
+	}
+	if (!strcmp(argv[1], "hold")) {
+		printf("ready\n");
+		for (;;)
+			pause();
+	}
+	if (argc < 5)
+		goto usage;
+	if (!strcmp(argv[1], "serve"))
+		return serve(argv[2], atoi(argv[3]), size_arg(argv[4]),
+			     argc > 5 ? atol(argv[5]) : 0);
+	if (!strcmp(argv[1], "blast"))
+		return blast(argv[2], atoi(argv[3]), size_arg(argv[4]));
+	if (!strcmp(argv[1], "write"))
+		return write_verify(argv[2], atoi(argv[3]), size_arg(argv[4]));
+usage:
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | hold | probe\n");
+	return 2;
+}
