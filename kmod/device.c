@@ -20,7 +20,8 @@
  * for the duration of one ioctl, connections for their lifetime.
  *
  * One PD per device, allocated with flags 0 (never IB_PD_UNSAFE_GLOBAL_RKEY)
- * when the first connection attaches, freed by .remove.
+ * when the first connection attaches and freed when the last user (a
+ * connection or a window) is gone, so an idle module holds no RDMA object.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -120,8 +121,7 @@ static void rdmaxfer_remove_one(struct ib_device *ib, void *client_data)
 	rdmaxfer_device_put(rd);
 	/* connections are gone; windows being revoked still hold references */
 	wait_for_completion(&rd->rd_released);
-	if (rd->rd_pd)
-		ib_dealloc_pd(rd->rd_pd);
+	WARN_ON_ONCE(rd->rd_pd);	/* its last user freed it */
 	pr_info("%s: device removed\n", dev_name(&ib->dev));
 	kfree(rd);
 }
@@ -160,6 +160,7 @@ int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *con
 		}
 		rd->rd_pd = pd;
 	}
+	rd->rd_pd_users++;
 	list_add_tail(&conn->c_dev_entry, &rd->rd_conns);
 	conn->c_dev = rd;
 out:
@@ -183,7 +184,38 @@ void rdmaxfer_device_detach(struct rdmaxfer_conn *conn)
 	list_del_init(&conn->c_dev_entry);
 	mutex_unlock(&rd->rd_lock);
 	conn->c_dev = NULL;
+	rdmaxfer_device_pd_put(rd);
 	rdmaxfer_device_put(rd);
+}
+
+/**
+ * rdmaxfer_device_pd_get - keep the device's PD while a window uses it
+ * @rd: the device; the caller holds a user of the PD (its connection)
+ *
+ * Context: process context, takes rd_lock.
+ */
+void rdmaxfer_device_pd_get(struct rdmaxfer_device *rd)
+{
+	mutex_lock(&rd->rd_lock);
+	rd->rd_pd_users++;
+	mutex_unlock(&rd->rd_lock);
+}
+
+/**
+ * rdmaxfer_device_pd_put - drop a PD user; the last one frees the PD
+ * @rd: the device
+ *
+ * Context: process context, takes rd_lock.  Every MR and QP on the PD is
+ * gone by then.
+ */
+void rdmaxfer_device_pd_put(struct rdmaxfer_device *rd)
+{
+	mutex_lock(&rd->rd_lock);
+	if (!--rd->rd_pd_users) {
+		ib_dealloc_pd(rd->rd_pd);
+		rd->rd_pd = NULL;
+	}
+	mutex_unlock(&rd->rd_lock);
 }
 
 /**

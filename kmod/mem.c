@@ -260,6 +260,7 @@ static void rdmaxfer_window_free_segs(struct rdmaxfer_window *win, struct ib_dev
 void rdmaxfer_window_release(struct rdmaxfer_window *win)
 {
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	rdmaxfer_device_pd_put(win->w_dev);
 	rdmaxfer_device_put(win->w_dev);
 	rdmaxfer_obj_put(&win->w_buf->b_obj);
 	rdmaxfer_obj_put(&win->w_conn->c_obj);
@@ -522,6 +523,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	win->w_conn = conn;
 	win->w_dev = conn->c_dev;
 	kref_get(&win->w_dev->rd_ref);
+	rdmaxfer_device_pd_get(win->w_dev);
 	win->w_buf = buf;
 	INIT_LIST_HEAD(&win->w_entry);
 	win->w_offset = cmd->offset;
@@ -572,6 +574,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 
 out_win:
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	rdmaxfer_device_pd_put(win->w_dev);
 	rdmaxfer_device_put(win->w_dev);
 	kfree(win);
 out_post:

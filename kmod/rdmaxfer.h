@@ -74,7 +74,8 @@ extern struct workqueue_struct *rdmaxfer_wq;
  * @rd_released: completed when the last reference is dropped
  * @rd_lock: protects @rd_pd creation, @rd_conns, @rd_dying
  * @rd_pd: protection domain of every connection on the device (flags 0:
- *	never a global rkey); created with the first connection
+ *	never a global rkey); exists while it has users
+ * @rd_pd_users: connections attached plus windows alive
  * @rd_conns: connections using the device
  * @rd_dying: set by .remove: no new connection may attach
  */
@@ -85,6 +86,7 @@ struct rdmaxfer_device {
 	struct completion	rd_released;
 	struct mutex		rd_lock;	/* PD, conns, dying */
 	struct ib_pd		*rd_pd;
+	u32			rd_pd_users;
 	struct list_head	rd_conns;
 	bool			rd_dying;
 };
@@ -495,6 +497,8 @@ struct rdmaxfer_device *rdmaxfer_device_get(u32 index);
 void rdmaxfer_device_put(struct rdmaxfer_device *rd);
 int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn);
 void rdmaxfer_device_detach(struct rdmaxfer_conn *conn);
+void rdmaxfer_device_pd_get(struct rdmaxfer_device *rd);
+void rdmaxfer_device_pd_put(struct rdmaxfer_device *rd);
 int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);

@@ -117,8 +117,8 @@ vmpin()
 }
 
 # Counts of the RDMA objects that must come back to the idle state.  An idle
-# module may keep one unused PD per device it has used (users 0; it goes
-# with the device or the module); CQs from ib_core's pool stay with the
+# module holds no RDMA object at all (its PD goes with its last connection
+# or window); CQs from ib_core's pool belong to ib_core and stay with the
 # device.  Everything else comes and goes with connections and buffers.
 res_counts()
 {
@@ -127,11 +127,8 @@ res_counts()
 	done
 	rdma res show pd 2>/dev/null | awk '
 		!/\[rdmaxfer\]/ { other++; next }
-		{ n[$2]++; if ($0 !~ / users 0 /) used++ }
-		END {
-			for (d in n) if (n[d] > 1) extra += n[d] - 1
-			printf "pd=%d pd_rdmaxfer_used=%d pd_rdmaxfer_extra=%d ", other, used, extra
-		}'
+		{ mine++ }
+		END { printf "pd=%d pd_rdmaxfer=%d ", other, mine }'
 	printf 'cq_rdmaxfer=%s\n' "$(rdma res show cq 2>/dev/null | grep -c '\[rdmaxfer\]')"
 }
 
@@ -139,7 +136,8 @@ res_counts()
 # teardown, which may be asynchronous, has had 10 s)
 clean()
 {
-	if ! wait_for '[ "$(pinned_pages)" = "$pins0" ] && [ "$(res_counts)" = "$res0" ]' 10; then
+	if ! wait_for '[ "$(pinned_pages)" = "$pins0" ] && [ "$(res_counts)" = "$res0" ] &&
+		      res_counts | grep -q "pd_rdmaxfer=0 .*cq_rdmaxfer=0"' 10; then
 		ktap_diag "pinned pages $(pinned_pages) (idle: $pins0)" \
 			"rdma res: $(res_counts)" "idle:     $res0" \
 			"$(rdma res show qp; rdma res show cm_id; rdma res show mr; rdma res show pd)"
