@@ -101,7 +101,7 @@ RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverb
               rdmacm-utils perftest jq xz-utils)
 DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1)   # + linux-headers-<abi>-amd64
 # Kernel modules (with their dependencies) put into the initramfs.
-GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy
+GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
 # Host programs copied into the initramfs (with their shared libraries).
 GUEST_BINS=(bash dash timeout ip rdma kmod jq ibv_devices ibv_devinfo
