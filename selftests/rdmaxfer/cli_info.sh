@@ -12,30 +12,6 @@ command -v jq >/dev/null || ktap_skip_all "jq is not installed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; rdmaxfer_load' EXIT
 
-# run NAME CMD...: run CMD with stdout/stderr in $tmp/NAME.{out,err}; sets $rc.
-run()
-{
-	_n=$1
-	shift
-	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err"
-	rc=$?
-}
-
-# one_error_line NAME PATTERN: stderr of NAME is one line "rdmaxfer: ..." matching PATTERN.
-one_error_line()
-{
-	[ "$(wc -l <"$tmp/$1.err")" -eq 1 ] &&
-		grep -q '^rdmaxfer: ' "$tmp/$1.err" &&
-		grep -qi -- "$2" "$tmp/$1.err"
-}
-
-show()
-{
-	for _f in "$@"; do
-		ktap_diag "--- $_f:" "$(cat "$tmp/$_f")"
-	done
-}
-
 ktap_plan 10
 rdmaxfer_load || ktap_diag "cannot load the module"
 

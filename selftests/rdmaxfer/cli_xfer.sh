@@ -35,30 +35,6 @@ cleanup()
 }
 trap cleanup EXIT
 
-# run NAME CMD...: run CMD with stdout/stderr in $tmp/NAME.{out,err}; sets $rc.
-run()
-{
-	_n=$1
-	shift
-	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err"
-	rc=$?
-}
-
-show()
-{
-	for _f in "$@"; do
-		[ -f "$tmp/$_f" ] && ktap_diag "--- $_f:" "$(head -c 2000 "$tmp/$_f")"
-	done
-}
-
-# one_error_line NAME PATTERN: stderr of NAME is one line "rdmaxfer: ..." matching PATTERN.
-one_error_line()
-{
-	[ "$(wc -l <"$tmp/$1.err")" -eq 1 ] &&
-		grep -q '^rdmaxfer: ' "$tmp/$1.err" &&
-		grep -qi -- "$2" "$tmp/$1.err"
-}
-
 # serve NAME ARGS...: start `rdmaxfer serve ARGS` in the background (stdout
 # $tmp/NAME.log, stderr $tmp/NAME.err, pid in $tmp/NAME.pid) and wait until
 # it listens (human mode prints "listening on ...").

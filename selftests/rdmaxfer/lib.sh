@@ -138,3 +138,32 @@ rdmaxfer_lists()
 {
 	rdmaxfer info --json | jq -e --arg n "$1" 'any(.devices[]; .name == $n)' >/dev/null
 }
+
+# --- running the CLI -------------------------------------------------------
+# These use $tmp, a scratch directory the test creates, and set $rc.
+# shellcheck disable=SC2154,SC2034
+
+# run NAME CMD...: run CMD with stdout/stderr in $tmp/NAME.{out,err}; sets $rc.
+run()
+{
+	_n=$1
+	shift
+	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err"
+	rc=$?
+}
+
+# show FILE...: print files of $tmp as diagnostics (the first 2000 bytes).
+show()
+{
+	for _f in "$@"; do
+		[ -f "$tmp/$_f" ] && ktap_diag "--- $_f:" "$(head -c 2000 "$tmp/$_f")"
+	done
+}
+
+# one_error_line NAME PATTERN: stderr of NAME is one line "rdmaxfer: ..." matching PATTERN.
+one_error_line()
+{
+	[ "$(wc -l <"$tmp/$1.err")" -eq 1 ] &&
+		grep -q '^rdmaxfer: ' "$tmp/$1.err" &&
+		grep -qi -- "$2" "$tmp/$1.err"
+}

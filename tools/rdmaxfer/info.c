@@ -304,32 +304,15 @@ static void info_usage(FILE *f)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rdmaxfer_info mi;
 	struct device *devs = NULL;
 	uint32_t *idx = NULL;
 	bool json = false;
 	int fd, n, i, ndev = 0, ret = EXIT_FAIL, c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			info_usage(stdout);
-			return EXIT_OK;
-		default:
-			return usage_error("info ", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return usage_error("info ", "unexpected argument '%s'", argv[optind]);
+	c = parse_json_only(argc, argv, "info ", info_usage, &json);
+	if (c >= 0)
+		return c;
 
 	fd = rdmaxfer_open();
 	if (fd < 0)

@@ -26,6 +26,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+		    bool *json);
 
 /* util.c: /dev/rdmaxfer */
 int rdmaxfer_open(void);

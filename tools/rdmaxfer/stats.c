@@ -116,31 +116,14 @@ static void stats_usage(FILE *f)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rdmaxfer_stats st = { .size = sizeof(st) };
 	struct rdmaxfer_info mi;
 	bool json = false;
 	int fd, c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			stats_usage(stdout);
-			return EXIT_OK;
-		default:
-			return usage_error("stats ", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return usage_error("stats ", "unexpected argument '%s'", argv[optind]);
+	c = parse_json_only(argc, argv, "stats ", stats_usage, &json);
+	if (c >= 0)
+		return c;
 
 	fd = rdmaxfer_open_transfer(&mi);
 	if (fd < 0)

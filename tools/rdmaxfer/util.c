@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netdb.h>
@@ -418,4 +419,38 @@ void json_end_document(void)
 {
 	putchar('\n');
 	js.depth = 0;
+}
+
+/*
+ * Options of a command that takes only [--json] and --help ("info ",
+ * "stats ": the name with a trailing space, for the usage hint).  Returns
+ * -1 to go on, else the exit status to return.
+ */
+int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+		    bool *json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*json = false;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
 }

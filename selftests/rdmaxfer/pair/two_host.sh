@@ -35,21 +35,6 @@ gen_input()
 	seq 1 400000 | head -c 2097152
 }
 
-run()
-{
-	_n=$1
-	shift
-	"$@" >"$tmp/$_n.out" 2>"$tmp/$_n.err"
-	rc=$?
-}
-
-show()
-{
-	for _f in "$@"; do
-		[ -f "$tmp/$_f" ] && ktap_diag "--- $_f:" "$(head -c 2000 "$tmp/$_f")"
-	done
-}
-
 # write_ok NAME LEN ARGS...: `rdmaxfer write ARGS` exits 0, "wrote LEN bytes ..., verified".
 write_ok()
 {
