@@ -272,6 +272,30 @@ int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 f
 }
 
 /**
+ * rdmaxfer_post_disconnect - deliver RDMAXFER_EVENT_DISCONNECTED
+ * @rf: the file
+ * @conn_id: the connection
+ * @status: why, negative errno or 0
+ *
+ * Delivered even when the queue is full (at most one per connection), so
+ * that a user never misses that a connection is gone.
+ *
+ * Context: process context.
+ */
+void rdmaxfer_post_disconnect(struct rdmaxfer_file *rf, u32 conn_id, int status)
+{
+	struct rdmaxfer_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+
+	ev->ev.conn_id = conn_id;
+	ev->ev.opcode = RDMAXFER_EVENT_DISCONNECTED;
+	ev->ev.status = status;
+	spin_lock(&rf->rf_ev_lock);
+	rf->rf_pending++;
+	spin_unlock(&rf->rf_ev_lock);
+	rdmaxfer_queue_event(rf, ev);
+}
+
+/**
  * rdmaxfer_reap - RDMAXFER_IOC_REAP
  * @rf: the file
  * @arg: struct rdmaxfer_reap

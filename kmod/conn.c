@@ -142,7 +142,7 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 	ctrl = be32_to_cpu(h->ctrl_size);
 	seg = be32_to_cpu(h->seg_size);
 	max_msg = be32_to_cpu(h->max_msg);
-	if (credits < 2 || credits > 1024 || ctrl < 256 || ctrl > SZ_64K ||
+	if (credits <= RDMAXFER_DATA_RESERVE + 1 || credits > 1024 || ctrl < 256 || ctrl > SZ_64K ||
 	    seg < SZ_4K || seg > SZ_256M || max_msg < SZ_4K || h->reserved) {
 		*reason = RDMAXFER_REJECT_PARAMS;
 		return -EPROTO;
@@ -151,14 +151,18 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 	conn->c_peer_recvs = credits;
 	conn->c_peer_ctrl_size = ctrl;
 	conn->c_peer_seg_size = seg;
-	conn->c_max_msg = min(conn->c_max_msg, max_msg);
+	conn->c_peer_max_msg = max_msg;
 	return 0;
 }
 
 /* The largest WRITE/READ one operation may move (QUERY_CONN.max_op_size). */
 static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 {
-	u64 piece = min(conn->c_peer_seg_size, conn->c_max_msg);
+	u64 piece;
+
+	/* both ports must accept a message: ours (set up) and the peer's (hello) */
+	conn->c_max_msg = min(conn->c_max_msg, conn->c_peer_max_msg);
+	piece = min(conn->c_peer_seg_size, conn->c_max_msg);
 	u32 sge = min(conn->c_qp->max_write_sge, conn->c_qp->max_read_sge);
 	u64 by_wrs = (u64)(conn->c_wr_free / 2) * sge * PAGE_SIZE;
 
@@ -886,15 +890,17 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_established);
 
-	/* wait for ioctls that are posting; new ones see the state */
+	/*
+	 * Disconnect first: the QP goes to error, so a poster waiting for a
+	 * completion (EXPOSE's registration) gets it flushed; then wait for
+	 * ioctls that are posting (new ones see the state), then drain.
+	 */
+	if (conn->c_qp && conn->c_id)
+		rdma_disconnect(conn->c_id);
 	down_write(&conn->c_post_sem);
 	up_write(&conn->c_post_sem);
-
-	if (conn->c_qp) {
-		if (conn->c_id)
-			rdma_disconnect(conn->c_id);
+	if (conn->c_qp)
 		ib_drain_qp(conn->c_qp);
-	}
 	rdmaxfer_window_release_all(conn);
 	rdmaxfer_rwin_free_all(conn);
 	/*
@@ -915,8 +921,8 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 		if (error != -ESHUTDOWN)
 			rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
 		if (was_up && !unaccepted)
-			rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_DISCONNECTED, 0,
-					    error == -ESHUTDOWN ? 0 : error, 0, 0, 0, 0);
+			rdmaxfer_post_disconnect(rf, conn->c_obj.id,
+						 error == -ESHUTDOWN ? 0 : error);
 	}
 	mutex_unlock(&conn->c_teardown_lock);
 
@@ -959,7 +965,8 @@ static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_pa
 	param->responder_resources = min(a->max_qp_rd_atom, RDMAXFER_RD_ATOM);
 	param->initiator_depth = min(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM);
 	param->retry_count = 7;
-	param->rnr_retry_count = 7;
+	/* credits make RNR a protocol violation: retry a little, not forever */
+	param->rnr_retry_count = 6;
 	param->private_data = hello;
 	param->private_data_len = sizeof(*hello);
 }
@@ -1066,12 +1073,19 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 			rdmaxfer_cm_established_client(conn, ev);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		if (l) {	/* the client refused our reply */
+			rdmaxfer_conn_fail(conn, -ECONNREFUSED);
+			break;
+		}
 		conn->c_reject_reason = rdmaxfer_reject_reason(id, ev);
 		rdmaxfer_connect_done(conn, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		rdmaxfer_connect_done(conn, -EHOSTUNREACH);
+		if (l)		/* the client never confirmed our reply */
+			rdmaxfer_conn_fail(conn, -EHOSTUNREACH);
+		else
+			rdmaxfer_connect_done(conn, -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		rdmaxfer_connect_done(conn, -ENETUNREACH);
@@ -1166,12 +1180,12 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	kref_get(&conn->c_obj.ref);			/* the id's context */
 	ret = rdmaxfer_conn_setup(conn, id);
 	if (ret)
-		goto reject_teardown;
+		goto reject_later;
 	rdmaxfer_conn_addrs(conn, id);
 	rdmaxfer_conn_limits(conn);
 	ret = rdmaxfer_obj_insert(&conn->c_obj);
 	if (ret)
-		goto reject_teardown;
+		goto reject_later;
 
 	rdmaxfer_conn_params(conn, &param, &hello);
 	a = &conn->c_dev->rd_ib->attrs;
@@ -1188,16 +1202,16 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	rdmaxfer_obj_put(&conn->c_obj);		/* the table holds it */
 	return 0;
 
-reject_teardown:
-	/* the core destroys the id when we return 1: keep teardown off it */
-	rdmaxfer_conn_free_resources(conn);
-	conn->c_id = NULL;
-	id->context = NULL;
-	rdmaxfer_obj_put(&conn->c_obj);		/* the id's context */
-	rdmaxfer_conn_teardown(conn, -ECONNABORTED);
+reject_later:
+	/*
+	 * Never tear down here: .remove may be tearing this connection down
+	 * and waiting in rdma_destroy_id() for this very handler.  The work
+	 * item destroys the id.
+	 */
 	rdmaxfer_reject(id, reason);
+	rdmaxfer_conn_fail(conn, -ECONNABORTED);
 	rdmaxfer_obj_put(&conn->c_obj);
-	return 1;
+	return 0;
 reject_free:
 	kfree(conn);
 reject:
@@ -1223,6 +1237,7 @@ static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* a listener bound to an address of the removed device */
 		if (xchg(&l->l_id, NULL) == id) {
+			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: EINVAL */
 			rdmaxfer_obj_put(&l->l_obj);	/* the id's context */
 			return 1;
 		}

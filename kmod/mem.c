@@ -210,16 +210,18 @@ int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 	if (cmd->__reserved)
 		return -EINVAL;
 	mutex_lock(&rf->rf_lock);
+	/* under the xarray lock, as lookups: no reference can appear meanwhile */
+	xa_lock(&rf->rf_objs);
 	buf = xa_load(&rf->rf_objs, cmd->buf_id);
-	if (!buf || buf->b_obj.type != RDMAXFER_OBJ_BUF) {
+	if (!buf || buf->b_obj.type != RDMAXFER_OBJ_BUF)
 		ret = -ENOENT;
-	} else if (kref_read(&buf->b_obj.ref) > 1) {
-		/* new references are only taken from the table under rf_lock */
+	else if (kref_read(&buf->b_obj.ref) > 1)
 		ret = -EBUSY;
-	} else {
-		xa_erase(&rf->rf_objs, cmd->buf_id);
+	else
+		__xa_erase(&rf->rf_objs, cmd->buf_id);
+	xa_unlock(&rf->rf_objs);
+	if (!ret)
 		rf->rf_nobjs--;
-	}
 	mutex_unlock(&rf->rf_lock);
 	if (!ret)
 		rdmaxfer_obj_put(&buf->b_obj);
@@ -361,8 +363,12 @@ static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_wseg *ws = container_of(wc->wr_cqe, struct rdmaxfer_wseg, ws_cqe);
 	struct rdmaxfer_window *win = ws->ws_win;
 
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS) {
 		win->w_reg_status = -EIO;
+		/* the QP is in error now (or being flushed) */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			rdmaxfer_conn_fail(win->w_conn, -EIO);
+	}
 	rdmaxfer_wr_release(win->w_conn, win->w_reg_batch, 0);
 	complete(&win->w_reg_done);
 }
@@ -679,7 +685,13 @@ int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 	if (total != rw->rw_length)
 		goto bad;
 	mutex_lock(&conn->c_rwin_lock);
-	ret = xa_insert(&conn->c_rwins, id, rw, GFP_KERNEL);
+	if (conn->c_nrwins >= RDMAXFER_MAX_OBJECTS) {
+		ret = -EPROTO;		/* more windows than any file may have */
+	} else {
+		ret = xa_insert(&conn->c_rwins, id, rw, GFP_KERNEL);
+		if (!ret)
+			conn->c_nrwins++;
+	}
 	mutex_unlock(&conn->c_rwin_lock);
 	if (ret) {
 		kfree(rw);
@@ -707,6 +719,8 @@ int rdmaxfer_rwin_del(struct rdmaxfer_conn *conn, u32 id)
 
 	mutex_lock(&conn->c_rwin_lock);
 	rw = xa_erase(&conn->c_rwins, id);
+	if (rw)
+		conn->c_nrwins--;
 	mutex_unlock(&conn->c_rwin_lock);
 	if (!rw)
 		return -EPROTO;
@@ -728,5 +742,6 @@ void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn)
 		xa_erase(&conn->c_rwins, id);
 		kfree(rw);
 	}
+	conn->c_nrwins = 0;
 	mutex_unlock(&conn->c_rwin_lock);
 }

@@ -350,6 +350,8 @@ struct rdmaxfer_msg {
  * @c_peer_ctrl_size: the peer's control buffer size
  * @c_peer_seg_size: the peer's window segment size
  * @c_max_msg: largest RDMA message both ports accept
+ * @c_peer_max_msg: the peer's port limit, from its hello
+ * @c_nrwins: number of @c_rwins (bounded: a peer cannot grow it forever)
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
  * @c_local: local address
  * @c_peer: peer address
@@ -395,6 +397,8 @@ struct rdmaxfer_conn {
 	u32				c_peer_ctrl_size;
 	u32				c_peer_seg_size;
 	u32				c_max_msg;
+	u32				c_peer_max_msg;
+	u32				c_nrwins;
 	u64				c_max_op;
 	struct rdmaxfer_addr		c_local;
 	struct rdmaxfer_addr		c_peer;
@@ -463,6 +467,7 @@ struct rdmaxfer_piece {
  * @r_wc_status: first failing work completion status
  * @r_atomic: atomics: 8-byte result buffer, and its DMA address
  * @r_atomic_dma: DMA address of @r_atomic
+ * @r_atomic_dev: atomics: the device @r_atomic is mapped on (reference)
  * @r_atomic_cqe: atomics: completion
  * @r_atomic_wr: atomics: the work request
  * @r_atomic_sge: atomics: its local buffer
@@ -484,6 +489,7 @@ struct rdmaxfer_req {
 	u32			r_wc_status;
 	u64			*r_atomic;
 	u64			r_atomic_dma;
+	struct rdmaxfer_device	*r_atomic_dev;
 	struct ib_cqe		r_atomic_cqe;
 	u32			r_npieces;
 	struct rdmaxfer_piece	r_pieces[];
@@ -514,6 +520,7 @@ void rdmaxfer_obj_put(struct rdmaxfer_obj *obj);
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
 int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
 			int status, u64 bytes, u64 value, u32 imm, u32 window_id);
+void rdmaxfer_post_disconnect(struct rdmaxfer_file *rf, u32 conn_id, int status);
 bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n);
 void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n);
 

@@ -67,12 +67,14 @@ static void rdmaxfer_req_free_ev(struct rdmaxfer_event *ev)
 /* Drop what a request holds; the memory is freed separately. */
 static void rdmaxfer_req_unref(struct rdmaxfer_req *req)
 {
-	if (req->r_atomic) {
-		ib_dma_unmap_single(req->r_conn->c_dev->rd_ib, req->r_atomic_dma,
+	if (req->r_atomic_dev) {
+		ib_dma_unmap_single(req->r_atomic_dev->rd_ib, req->r_atomic_dma,
 				    sizeof(u64), DMA_FROM_DEVICE);
-		kfree(req->r_atomic);
-		req->r_atomic = NULL;
+		rdmaxfer_device_put(req->r_atomic_dev);
+		req->r_atomic_dev = NULL;
 	}
+	kfree(req->r_atomic);
+	req->r_atomic = NULL;
 	if (req->r_buf)
 		rdmaxfer_obj_put(&req->r_buf->b_obj);
 	rdmaxfer_obj_put(&req->r_conn->c_obj);
@@ -91,8 +93,8 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req)
 		c->bytes = 0;
 		rdmaxfer_count(rf, RDMAXFER_C_ERRORS + op, 1);
 	} else {
-		if (req->r_atomic) {
-			ib_dma_sync_single_for_cpu(req->r_conn->c_dev->rd_ib, req->r_atomic_dma,
+		if (req->r_atomic_dev) {
+			ib_dma_sync_single_for_cpu(req->r_atomic_dev->rd_ib, req->r_atomic_dma,
 						   sizeof(u64), DMA_FROM_DEVICE);
 			c->value = *req->r_atomic;
 		}
@@ -333,17 +335,8 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 		req->r_atomic = kzalloc(sizeof(u64), GFP_KERNEL);
 		if (!req->r_atomic)
 			goto out_req;
-		req->r_atomic_dma = ib_dma_map_single(conn->c_dev->rd_ib, req->r_atomic,
-						      sizeof(u64), DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(conn->c_dev->rd_ib, req->r_atomic_dma)) {
-			kfree(req->r_atomic);
-			req->r_atomic = NULL;
-			goto out_req;
-		}
+		/* mapped when posted: the device is only stable then */
 		req->r_atomic_cqe.done = rdmaxfer_atomic_done;
-		req->r_atomic_sge.addr = req->r_atomic_dma;
-		req->r_atomic_sge.length = sizeof(u64);
-		req->r_atomic_sge.lkey = conn->c_dev->rd_pd->local_dma_lkey;
 		req->r_atomic_wr.wr.wr_cqe = &req->r_atomic_cqe;
 		req->r_atomic_wr.wr.sg_list = &req->r_atomic_sge;
 		req->r_atomic_wr.wr.num_sge = 1;
@@ -411,10 +404,22 @@ static int rdmaxfer_post_send(struct rdmaxfer_req *req)
 	return rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_DATA, len);
 }
 
+/* Called between rdmaxfer_post_begin() and _end(): c_dev is stable. */
 static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
+	struct rdmaxfer_device *rd = conn->c_dev;
 	int ret;
+
+	req->r_atomic_dma = ib_dma_map_single(rd->rd_ib, req->r_atomic, sizeof(u64),
+					      DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(rd->rd_ib, req->r_atomic_dma))
+		return -ENOMEM;
+	kref_get(&rd->rd_ref);
+	req->r_atomic_dev = rd;
+	req->r_atomic_sge.addr = req->r_atomic_dma;
+	req->r_atomic_sge.length = sizeof(u64);
+	req->r_atomic_sge.lkey = rd->rd_pd->local_dma_lkey;
 
 	ret = rdmaxfer_wr_reserve(conn, 1, 0);
 	if (ret)
@@ -474,8 +479,8 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	bool imm = req->r_event.ev.opcode == RDMAXFER_OP_WRITE_IMM;
+	u32 i, nwr, posted = 0, n = req->r_npieces;
 	struct rdmaxfer_ctrl *ct = NULL;
-	u32 i, nwr, posted = 0;
 	int ret;
 
 	if (imm) {
@@ -500,10 +505,16 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 		goto out_ct;
 	}
 
-	atomic_set(&req->r_pending, req->r_npieces + imm);
+	/*
+	 * Once every piece is posted, a WRITE or READ may complete and be
+	 * reaped and freed at any time: from here on only the local n, posted
+	 * and imm say anything about it (a WRITE_IMM cannot complete before
+	 * its notification is posted below).
+	 */
+	atomic_set(&req->r_pending, n + imm);
 	spin_lock(&conn->c_lock);
 	ret = conn->c_state == RDMAXFER_CS_ESTABLISHED ? 0 : -ENOTCONN;
-	for (i = 0; !ret && i < req->r_npieces; i++) {
+	for (i = 0; !ret && i < n; i++) {
 		struct rdmaxfer_piece *p = &req->r_pieces[i];
 
 		ret = rdma_rw_ctx_post(&p->p_ctx, conn->c_qp, conn->c_port, &p->p_cqe, NULL);
@@ -512,8 +523,9 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 	}
 	spin_unlock(&conn->c_lock);
 
-	if (posted < req->r_npieces) {
-		for (i = posted; i < req->r_npieces; i++) {
+	if (posted < n) {
+		/* the unposted pieces keep the request alive until the puts below */
+		for (i = posted; i < n; i++) {
 			struct rdmaxfer_piece *p = &req->r_pieces[i];
 			u32 n = p->p_nwr;
 
@@ -526,8 +538,8 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 			return ret;
 		/* the posted pieces flush; account for what never will complete */
 		rdmaxfer_conn_fail(conn, ret);
-		for (i = posted; i < req->r_npieces + imm; i++)
-			rdmaxfer_req_put(req, ret, 0);
+		for (i = posted; i < n + imm; i++)
+			rdmaxfer_req_put(req, ret, 0);	/* the last one may free it */
 		return 0;
 	}
 
@@ -676,8 +688,11 @@ int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
 		} else {
 			cmd->length = m->m_length;
 			kfree(m);
-			/* the peer may send another message now */
-			rdmaxfer_conn_grant(conn);
+			/* the peer may send another message now (may post a CREDIT) */
+			if (!rdmaxfer_post_begin(conn)) {
+				rdmaxfer_conn_grant(conn);
+				rdmaxfer_post_end(conn);
+			}
 		}
 	}
 	rdmaxfer_obj_put(&conn->c_obj);
