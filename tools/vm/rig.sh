@@ -24,6 +24,7 @@
 #   tools/vm/guest/init          guest PID 1: mounts, modules, network + rxe0, insmod, mode
 #   tools/vm/guest/runtests.sh   guest: kselftest-list.txt -> KTAP (check mode)
 #   tools/vm/guest/demo.sh       default demo
+#   tools/vm/guest/perftest-compare.sh  rdmaxfer vs ib_write_bw/ib_read_bw, 64 MiB, one boot
 #   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
 #                                          boot/vmlinux-<krel> extracted from it: QEMU boots it
 #                                          through its PVH entry, which skips ~2.5 s of TCG
@@ -99,7 +100,7 @@ export LC_ALL=C
 # Packages needed to boot guests / to build and check the module on the host.
 RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
               rdmacm-utils perftest jq xz-utils)
-DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1)   # + linux-headers-<abi>-amd64
+DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev)   # + linux-headers-<abi>-amd64
 # Kernel modules (with their dependencies) put into the initramfs.
 GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
@@ -402,7 +403,8 @@ build_payload() {
     root=$run/payload
     mkdir -p "$root/etc" "$root/usr/lib/rig" "$root/opt"
     install -m 755 "$RIG_DIR/guest/init" "$root/init"
-    install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" "$root/usr/lib/rig/"
+    install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" \
+        "$RIG_DIR/guest/perftest-compare.sh" "$root/usr/lib/rig/"
     if [[ -d $STAGE ]]; then
         cp -a "$STAGE/." "$root/opt/rdmaxfer/"
         while IFS= read -r -d '' f; do

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * evil_peer - a misbehaving rdmaxfer client, written against plain
+ * librdmacm/libibverbs (not the rdmaxfer module), for evil_peer.sh.
+ *
+ *   evil_peer ADDR PORT MODE
+ *
+ * Connects to an rdmaxfer server with a valid hello (Documentation/
+ * protocol.md), waits for the server's first control message (the ADVERT of
+ * the window `rdmaxfer serve` exposes to every client), then sends ONE
+ * malformed control message chosen by MODE:
+ *
+ *   badlen     header length one more than the payload that follows
+ *   badtype    message type 99
+ *   credits    a CREDIT message returning 1000 credits
+ *   advert0    an ADVERT with nsegs 0
+ *   advertovf  an ADVERT whose segment addr + length overflows 64 bits
+ *   writedone  a WRITE_DONE naming a window the server never exposed
+ *
+ * and waits up to 5 s for the server to disconnect.  Mode `valid` sends a
+ * well-formed empty CREDIT message instead: the control case, which must
+ * NOT be disconnected.
+ *
+ * Exit: 0 the server disconnected, 1 it did not, 2 the test could not get as
+ * far as sending the message (usage, setup, connect or no ADVERT).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/* the wire protocol (kmod/proto.h), written out by offset: all big-endian */
+#define RX_MAGIC		0x52584652u
+#define RX_VERSION		1
+#define RX_HELLO_LEN		24
+#define RX_HDR_LEN		8
+#define RX_ADVERT_LEN		24
+#define RX_SEG_LEN		16
+#define RX_WRITE_DONE_LEN	24
+#define RX_MSG_CREDIT		1
+#define RX_MSG_ADVERT		2
+#define RX_MSG_DATA		4
+#define RX_MSG_WRITE_DONE	5
+#define RX_REMOTE_READ		1u
+
+/* what this peer announces in its hello */
+#define NRECV			32
+#define CTRL_SIZE		4096
+#define SEG_SIZE		2097152
+#define MAX_MSG			8388608
+
+#define STEP_TIMEOUT_MS		5000
+
+enum { EXIT_DISCONNECTED = 0, EXIT_NOT_DISCONNECTED = 1, EXIT_SETUP = 2 };
+
+static const char *mode;
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "evil_peer %s: ", mode ? mode : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct peer {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;			/* NRECV receive buffers, then one send buffer */
+	bool qp;
+	bool connected;
+};
+
+#define SEND_BUF(pr)	((pr)->buf + (size_t)NRECV * CTRL_SIZE)
+#define WR_SEND		NRECV		/* wr_id of the send; receives are 0..NRECV-1 */
+
+/*
+ * Wait up to ms for the next CM event; returns its type (the event is
+ * acked, *status gets its status) or -1 on timeout or error.
+ */
+static int next_event(struct peer *pr, int ms, int *status, uint8_t *pdata, size_t *plen)
+{
+	struct pollfd pfd = { .fd = pr->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int64_t end = now_ms() + ms;
+	int type, n;
+
+	for (;;) {
+		int left = (int)(end - now_ms());
+
+		if (left < 0)
+			left = 0;
+		n = poll(&pfd, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			msg("poll: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			return -1;
+		break;
+	}
+	if (rdma_get_cm_event(pr->ch, &ev)) {
+		msg("rdma_get_cm_event: %s", strerror(errno));
+		return -1;
+	}
+	type = ev->event;
+	if (status)
+		*status = ev->status;
+	if (pdata && plen) {
+		size_t len = ev->param.conn.private_data_len;
+
+		if (!ev->param.conn.private_data)
+			len = 0;
+		if (len > *plen)
+			len = *plen;
+		if (len)
+			memcpy(pdata, ev->param.conn.private_data, len);
+		*plen = len;
+	}
+	rdma_ack_cm_event(ev);
+	return type;
+}
+
+/* Wait for one specific event; anything else is a failure. */
+static int expect_event(struct peer *pr, enum rdma_cm_event_type want, const char *what)
+{
+	int status = 0;
+	int type = next_event(pr, STEP_TIMEOUT_MS, &status, NULL, NULL);
+
+	if (type == (int)want)
+		return 0;
+	if (type < 0)
+		msg("%s: no event in %d ms", what, STEP_TIMEOUT_MS);
+	else
+		msg("%s: got %s (status %d)", what, rdma_event_str(type), status);
+	return -1;
+}
+
+static int post_recv(struct peer *pr, unsigned int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(pr->buf + (size_t)i * CTRL_SIZE),
+		.length = CTRL_SIZE,
+		.lkey = pr->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(pr->id->qp, &wr, &bad);
+}
+
+/*
+ * Poll the CQ up to ms for the completion with wr_id want, or (want < 0)
+ * for any receive; other successful completions are passed over.
+ */
+static int wait_wc(struct peer *pr, int want, int ms, struct ibv_wc *out)
+{
+	int64_t end = now_ms() + ms;
+	struct ibv_wc wc;
+	int n;
+
+	while (now_ms() < end) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n < 0) {
+			msg("ibv_poll_cq failed");
+			return -1;
+		}
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			msg("completion %" PRIu64 ": %s", wc.wr_id, ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		if (want < 0 ? wc.wr_id < NRECV : wc.wr_id == (uint64_t)want) {
+			*out = wc;
+			return 0;
+		}
+	}
+	msg("no completion in %d ms", ms);
+	return -1;
+}
+
+static int setup(struct peer *pr, const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_conn_param cp = { 0 };
+	uint8_t hello[RX_HELLO_LEN], reply[64];
+	size_t rlen = sizeof(reply);
+	int type, status = 0, ret;
+	unsigned int i;
+
+	pr->ch = rdma_create_event_channel();
+	if (!pr->ch) {
+		msg("rdma_create_event_channel: %s", strerror(errno));
+		return -1;
+	}
+	if (rdma_create_id(pr->ch, &pr->id, NULL, RDMA_PS_TCP)) {
+		msg("rdma_create_id: %s", strerror(errno));
+		return -1;
+	}
+	ret = rdma_getaddrinfo(addr, port, &hints, &ai);
+	if (ret) {
+		msg("rdma_getaddrinfo %s port %s: %s", addr, port,
+		    ret == -1 ? strerror(errno) : gai_strerror(ret));
+		return -1;
+	}
+	ret = rdma_resolve_addr(pr->id, NULL, ai->ai_dst_addr, STEP_TIMEOUT_MS);
+	rdma_freeaddrinfo(ai);
+	if (ret) {
+		msg("rdma_resolve_addr: %s", strerror(errno));
+		return -1;
+	}
+	if (expect_event(pr, RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address"))
+		return -1;
+	if (rdma_resolve_route(pr->id, STEP_TIMEOUT_MS)) {
+		msg("rdma_resolve_route: %s", strerror(errno));
+		return -1;
+	}
+	if (expect_event(pr, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route"))
+		return -1;
+
+	pr->pd = ibv_alloc_pd(pr->id->verbs);
+	if (!pr->pd) {
+		msg("ibv_alloc_pd: %s", strerror(errno));
+		return -1;
+	}
+	pr->cq = ibv_create_cq(pr->id->verbs, NRECV + 8, NULL, NULL, 0);
+	if (!pr->cq) {
+		msg("ibv_create_cq: %s", strerror(errno));
+		return -1;
+	}
+	qa.send_cq = pr->cq;
+	qa.recv_cq = pr->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 4;
+	qa.cap.max_recv_wr = NRECV;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(pr->id, pr->pd, &qa)) {
+		msg("rdma_create_qp: %s", strerror(errno));
+		return -1;
+	}
+	pr->qp = true;
+	pr->buf = calloc(NRECV + 1, CTRL_SIZE);
+	if (!pr->buf) {
+		msg("out of memory");
+		return -1;
+	}
+	pr->mr = ibv_reg_mr(pr->pd, pr->buf, (size_t)(NRECV + 1) * CTRL_SIZE,
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (!pr->mr) {
+		msg("ibv_reg_mr: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < NRECV; i++) {
+		if (post_recv(pr, i)) {
+			msg("ibv_post_recv: failed");
+			return -1;
+		}
+	}
+
+	/* a perfectly valid hello: the server has no reason to refuse us */
+	put32(hello + 0, RX_MAGIC);
+	put16(hello + 4, RX_VERSION);
+	put16(hello + 6, NRECV);
+	put32(hello + 8, CTRL_SIZE);
+	put32(hello + 12, SEG_SIZE);
+	put32(hello + 16, MAX_MSG);
+	put32(hello + 20, 0);
+	cp.private_data = hello;
+	cp.private_data_len = sizeof(hello);
+	cp.responder_resources = 1;
+	cp.initiator_depth = 1;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if (rdma_connect(pr->id, &cp)) {
+		msg("rdma_connect: %s", strerror(errno));
+		return -1;
+	}
+	type = next_event(pr, STEP_TIMEOUT_MS, &status, reply, &rlen);
+	if (type != RDMA_CM_EVENT_ESTABLISHED) {
+		if (type < 0)
+			msg("connecting: no event in %d ms", STEP_TIMEOUT_MS);
+		else
+			msg("connecting: got %s (status %d)", rdma_event_str(type), status);
+		return -1;
+	}
+	pr->connected = true;
+	if (rlen < RX_HELLO_LEN || get32(reply) != RX_MAGIC) {
+		msg("the server's reply carries no rdmaxfer hello (%zu bytes)", rlen);
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for the server's ADVERT and return its window id (0: none came). */
+static uint32_t server_window(struct peer *pr)
+{
+	struct ibv_wc wc;
+	const uint8_t *m;
+
+	if (wait_wc(pr, -1, STEP_TIMEOUT_MS, &wc)) {
+		msg("the server sent no ADVERT");
+		return 0;
+	}
+	m = pr->buf + (size_t)wc.wr_id * CTRL_SIZE;
+	if (wc.byte_len < RX_HDR_LEN + RX_ADVERT_LEN || get16(m) != RX_MSG_ADVERT) {
+		msg("the server's first message is not an ADVERT (type %u, %u bytes)",
+		    wc.byte_len >= 2 ? get16(m) : 0, wc.byte_len);
+		return 0;
+	}
+	return get32(m + RX_HDR_LEN);
+}
+
+/* Build the malformed message of mode into the send buffer; its length. */
+static int build(uint8_t *m, uint32_t server_win)
+{
+	uint8_t *p = m + RX_HDR_LEN;
+	uint32_t bogus;
+
+	memset(m, 0, CTRL_SIZE);
+	if (!strcmp(mode, "badlen")) {
+		/* a DATA message claiming one byte more than it carries */
+		put16(m, RX_MSG_DATA);
+		put32(m + 4, 33);
+		memset(p, 'x', 32);
+		return RX_HDR_LEN + 32;
+	}
+	if (!strcmp(mode, "valid")) {
+		put16(m, RX_MSG_CREDIT);
+		put32(m + 4, 0);
+		return RX_HDR_LEN;
+	}
+	if (!strcmp(mode, "badtype")) {
+		put16(m, 99);
+		put32(m + 4, 0);
+		return RX_HDR_LEN;
+	}
+	if (!strcmp(mode, "credits")) {
+		/* the server gave us 32 buffers' worth; return 1000 */
+		put16(m, RX_MSG_CREDIT);
+		put16(m + 2, 1000);
+		put32(m + 4, 0);
+		return RX_HDR_LEN;
+	}
+	if (!strcmp(mode, "advert0")) {
+		put16(m, RX_MSG_ADVERT);
+		put32(m + 4, RX_ADVERT_LEN);
+		put32(p + 0, 1);		/* window id */
+		put32(p + 4, RX_REMOTE_READ);
+		put64(p + 8, 0);		/* length */
+		put32(p + 16, 0);		/* nsegs */
+		return RX_HDR_LEN + RX_ADVERT_LEN;
+	}
+	if (!strcmp(mode, "advertovf")) {
+		/* one segment of 8 KiB starting 4 KiB below 2^64 */
+		put16(m, RX_MSG_ADVERT);
+		put32(m + 4, RX_ADVERT_LEN + RX_SEG_LEN);
+		put32(p + 0, 1);
+		put32(p + 4, RX_REMOTE_READ);
+		put64(p + 8, 8192);
+		put32(p + 16, 1);
+		put64(p + RX_ADVERT_LEN + 0, UINT64_MAX - 4095);
+		put32(p + RX_ADVERT_LEN + 8, 0x1234);
+		put32(p + RX_ADVERT_LEN + 12, 8192);
+		return RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN;
+	}
+	if (!strcmp(mode, "writedone")) {
+		/* an otherwise sane WRITE_DONE on a window id we were never given */
+		bogus = server_win ^ 0x40000000u;
+		put16(m, RX_MSG_WRITE_DONE);
+		put32(m + 4, RX_WRITE_DONE_LEN);
+		put32(p + 0, bogus);
+		put32(p + 4, 0);		/* immediate */
+		put64(p + 8, 0);		/* offset */
+		put64(p + 16, 4096);		/* length */
+		return RX_HDR_LEN + RX_WRITE_DONE_LEN;
+	}
+	return -1;
+}
+
+static int send_msg(struct peer *pr, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)SEND_BUF(pr),
+		.length = len,
+		.lkey = pr->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+		msg("ibv_post_send: failed");
+		return -1;
+	}
+	return wait_wc(pr, WR_SEND, STEP_TIMEOUT_MS, &wc);
+}
+
+/* Wait up to 5 s for DISCONNECTED; other events (none expected) are logged. */
+static int wait_disconnect(struct peer *pr)
+{
+	int64_t end = now_ms() + STEP_TIMEOUT_MS;
+	int type, status;
+
+	while (now_ms() < end) {
+		type = next_event(pr, (int)(end - now_ms()), &status, NULL, NULL);
+		if (type < 0)
+			break;
+		if (type == RDMA_CM_EVENT_DISCONNECTED) {
+			pr->connected = false;
+			return 0;
+		}
+		msg("unexpected %s (status %d) while waiting", rdma_event_str(type), status);
+	}
+	return -1;
+}
+
+static void teardown(struct peer *pr)
+{
+	if (pr->connected)
+		rdma_disconnect(pr->id);
+	if (pr->qp)
+		rdma_destroy_qp(pr->id);
+	if (pr->mr)
+		ibv_dereg_mr(pr->mr);
+	free(pr->buf);
+	if (pr->cq)
+		ibv_destroy_cq(pr->cq);
+	if (pr->pd)
+		ibv_dealloc_pd(pr->pd);
+	if (pr->id)
+		rdma_destroy_id(pr->id);
+	if (pr->ch)
+		rdma_destroy_event_channel(pr->ch);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const modes[] = {
+		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid", NULL
+	};
+	struct peer pr = { 0 };
+	uint32_t win;
+	int i, len, ret = EXIT_SETUP;
+
+	if (argc != 4) {
+		fprintf(stderr,
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid\n");
+		return EXIT_SETUP;
+	}
+	mode = argv[3];
+	for (i = 0; modes[i] && strcmp(modes[i], mode); i++)
+		;
+	if (!modes[i]) {
+		msg("unknown mode");
+		return EXIT_SETUP;
+	}
+	if (setup(&pr, argv[1], argv[2]))
+		goto out;
+	win = server_window(&pr);
+	if (!win)
+		goto out;
+	len = build(SEND_BUF(&pr), win);
+	if (send_msg(&pr, (uint32_t)len))
+		goto out;
+	if (wait_disconnect(&pr)) {
+		msg("still connected %d ms after the malformed message", STEP_TIMEOUT_MS);
+		ret = EXIT_NOT_DISCONNECTED;
+		goto out;
+	}
+	ret = EXIT_DISCONNECTED;
+out:
+	teardown(&pr);
+	return ret;
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# evil_peer.sh - a malicious peer at the verbs level (evil_peer: plain
+# librdmacm/libibverbs, a valid hello, then ONE malformed control message)
+# against `rdmaxfer serve`.  For each kind of malformed message the kernel
+# must drop exactly that connection: the peer sees DISCONNECTED, the
+# protocol_errors counter moves by one, and serve keeps serving real
+# clients.  A well-formed message (evil_peer's control mode) must not be
+# dropped.  At the end the kernel log of this test has no WARNING or BUG.
+# Runs in the single guest (rxe0 on veth0, 192.0.2.1).
+. "$(dirname "$0")/lib.sh"
+
+EVIL=$SELFTEST_DIR/evil_peer
+MODES="badlen badtype credits advert0 advertovf writedone"
+ADDR=192.0.2.1
+PORT=18700
+
+[ -x "$EVIL" ] || ktap_skip_all "no evil_peer next to the test (built with librdmacm-dev and libibverbs-dev)"
+command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
+command -v jq >/dev/null || ktap_skip_all "jq is not installed"
+rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
+rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
+
+tmp=$(mktemp -d)
+rc=0
+srv=
+cleanup()
+{
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+protocol_errors()
+{
+	rdmaxfer stats --json | jq -e '.global.protocol_errors'
+}
+
+# Mark the kernel log so that the last check looks at this test only.
+marker="evil_peer.sh: start $$ $(date +%s 2>/dev/null)"
+echo "$marker" >/dev/kmsg 2>/dev/null || marker=
+
+# 3 checks per mode, the control case and the kernel log
+# shellcheck disable=SC2086 # split on purpose
+set -- $MODES
+ktap_plan $(($# * 3 + 2))
+
+rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
+srv=$!
+if ! wait_for "grep -q listening $tmp/serve.out" 10; then
+	ktap_diag "serve did not start" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
+fi
+
+# The control: a well-formed message keeps the connection (evil_peer exits
+# 1 after waiting 5 s) and counts no protocol error.  Without this, a peer
+# dropped for any reason at all would pass the checks below.
+before=$(protocol_errors 2>"$tmp/stats.err")
+run evil_valid timeout 30 "$EVIL" $ADDR $PORT valid
+after=$(protocol_errors 2>"$tmp/stats.err")
+[ $rc -eq 1 ] && [ -n "$before" ] && [ "$after" = "$before" ]
+r=$?
+[ $r -eq 0 ] || { ktap_diag "evil_peer valid exited $rc, protocol_errors '$before' -> '$after'"; show evil_valid.out evil_valid.err stats.err; }
+ktap_result "valid_message_keeps_connection" $r
+
+for mode in $MODES; do
+	before=$(protocol_errors 2>"$tmp/stats.err")
+	[ -n "$before" ] || ktap_diag "stats: $(cat "$tmp/stats.err")"
+
+	# (a) the server dropped the evil connection
+	run "evil_$mode" timeout 30 "$EVIL" $ADDR $PORT "$mode"
+	[ $rc -eq 0 ] || { ktap_diag "evil_peer $mode exited $rc"; show "evil_$mode.out" "evil_$mode.err"; }
+	ktap_result "${mode}_disconnected" $rc
+
+	# (b) ... as a protocol error, counted once
+	after=$(protocol_errors 2>"$tmp/stats.err")
+	[ -n "$before" ] && [ -n "$after" ] && [ "$after" -eq $((before + 1)) ]
+	r=$?
+	[ $r -eq 0 ] || ktap_diag "protocol_errors went from '$before' to '$after'" "$(cat "$tmp/stats.err")"
+	ktap_result "${mode}_protocol_error_counted" $r
+
+	# (c) and nothing else: serve lives on and serves a real client
+	r=1
+	if kill -0 "$srv" 2>/dev/null; then
+		run "send_$mode" timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
+		r=$rc
+		[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show "send_$mode.out" "send_$mode.err"; }
+	else
+		ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
+	fi
+	ktap_result "${mode}_others_unaffected" $r
+done
+
+kill "$srv" 2>/dev/null
+wait "$srv" 2>/dev/null
+srv=
+
+# (d) the kernel log (since our marker) has no WARNING or BUG
+log=$(dmesg 2>/dev/null)
+if [ -n "$marker" ]; then
+	log=$(printf '%s\n' "$log" | awk -v m="$marker" 'index($0, m) { n = NR } { l[NR] = $0 }
+		END { for (i = n + 1; i <= NR; i++) print l[i] }')
+fi
+hits=$(printf '%s\n' "$log" | grep -E -- 'WARNING:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|list_(add|del) corruption|UBSAN|KASAN')
+[ -z "$hits" ]
+r=$?
+[ $r -eq 0 ] || ktap_diag "$hits"
+ktap_result "no_kernel_warning" $r
+
+ktap_finish
