@@ -121,17 +121,18 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 	buf->b_addr = cmd->addr;
 	buf->b_length = cmd->length;
 	buf->b_access = cmd->access;
-	buf->b_pages = kvmalloc_array(npages, sizeof(*buf->b_pages), GFP_KERNEL);
-	if (!buf->b_pages) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
 
+	/* charge first: a caller over its limit gets nothing allocated */
 	buf->b_mm = current->mm;
 	mmgrab(buf->b_mm);
 	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	if (atomic64_add_return(npages, &buf->b_mm->pinned_vm) > limit &&
 	    !capable(CAP_IPC_LOCK)) {
+		ret = -ENOMEM;
+		goto out_uncharge;
+	}
+	buf->b_pages = kvmalloc_array(npages, sizeof(*buf->b_pages), GFP_KERNEL);
+	if (!buf->b_pages) {
 		ret = -ENOMEM;
 		goto out_uncharge;
 	}
@@ -166,7 +167,6 @@ out_uncharge:
 	atomic64_sub(npages, &buf->b_mm->pinned_vm);
 	mmdrop(buf->b_mm);
 	kvfree(buf->b_pages);
-out_free:
 	kfree(buf);
 	return ret;
 }
@@ -532,7 +532,6 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	rdmaxfer_device_pd_get(win->w_dev);
 	win->w_buf = buf;
 	INIT_LIST_HEAD(&win->w_entry);
-	win->w_offset = cmd->offset;
 	win->w_length = cmd->length;
 	win->w_access = cmd->access;
 	init_completion(&win->w_reg_done);

@@ -226,7 +226,6 @@ struct rdmaxfer_wseg {
  * @w_dev: the device its MRs are on (reference)
  * @w_buf: the buffer (reference)
  * @w_entry: on rdmaxfer_conn.c_windows
- * @w_offset: start in the buffer
  * @w_length: bytes
  * @w_access: RDMAXFER_REMOTE_*
  * @w_reg_done: registration WRs completed
@@ -241,7 +240,6 @@ struct rdmaxfer_window {
 	struct rdmaxfer_device	*w_dev;
 	struct rdmaxfer_buf	*w_buf;
 	struct list_head	w_entry;
-	u64			w_offset;
 	u64			w_length;
 	u32			w_access;
 	struct completion	w_reg_done;

@@ -527,10 +527,10 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 		/* the unposted pieces keep the request alive until the puts below */
 		for (i = posted; i < n; i++) {
 			struct rdmaxfer_piece *p = &req->r_pieces[i];
-			u32 n = p->p_nwr;
+			u32 piece_wrs = p->p_nwr;
 
 			rdmaxfer_piece_free(req, p);
-			rdmaxfer_wr_release(conn, n, 1);
+			rdmaxfer_wr_release(conn, piece_wrs, 1);
 		}
 		if (ct)
 			rdmaxfer_ctrl_put_unused(conn, ct);
