@@ -11,6 +11,10 @@
 #   make demo         install what is missing, build, boot the guest and show
 #                     what the module sees
 #   make shell        an interactive guest console with everything loaded
+#   make bench        boot the guest, run rdmaxfer and perftest alternately on
+#                     rxe0 and print the ratio table (tools/vm/guest/bench.sh)
+#   make labs         run the course labs in the guest and plot them
+#                     (Documentation/labs/, PNGs in build/labs/)
 #   make lint         W=1 -Werror, sparse C=2, checkpatch --strict, kernel-doc,
 #                     the uapi header alone with -pedantic, shellcheck
 #   make setup        install packages and fetch the guest kernel
@@ -98,6 +102,16 @@ demo:
 	$(MAKE) stage
 	$(RIG) demo
 
+bench:
+	$(RIG) setup
+	$(MAKE) stage
+	$(RIG) run -- 'bash /usr/lib/rig/bench.sh'
+
+labs:
+	$(RIG) setup
+	$(MAKE) stage
+	tools/vm/labs.sh
+
 shell:
 	$(RIG) setup
 	$(MAKE) stage
@@ -111,4 +125,4 @@ clean:
 	-test -n "$(KDIR)" && test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
 
-.PHONY: all check-kdir module cli selftests stage lint setup check demo shell install clean
+.PHONY: all check-kdir module cli selftests stage lint setup check demo bench labs shell install clean

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rdmaxfer.h"
+#include "bench.h"
 
 static const struct {
 	const char *name;
@@ -19,6 +20,9 @@ static const struct {
 	{ "write", cmd_write, "RDMA WRITE a file or a pattern into a server's window" },
 	{ "read", cmd_read, "RDMA READ from a server's window into a file or stdout" },
 	{ "send", cmd_send, "SEND a message or a file to a server, which prints it" },
+	{ "ping", cmd_ping, "measure round-trip latency to a server (RDMA, TCP or UDP)" },
+	{ "bench", cmd_bench, "measure bandwidth and message rate to a server" },
+	{ "regbench", cmd_regbench, "measure memory registration cost, kernel vs ibv_reg_mr" },
 	{ "stats", cmd_stats, "show the module's operation counters" },
 };
 

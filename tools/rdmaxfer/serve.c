@@ -62,6 +62,7 @@
 
 #include "rdmaxfer.h"
 #include "proto.h"
+#include "bench.h"
 
 #define SERVE_MAX_CONNS		64
 #define CTL_SLOTS		256	/* control answers in flight, all connections */
@@ -90,6 +91,7 @@ struct server {
 	int fd;
 	struct rdmaxfer_info info;
 	uint32_t listen_id;
+	uint16_t port;			/* the port listened on (--port 0: chosen) */
 	uint64_t size;
 	unsigned char *win;		/* the shared window: --size bytes */
 	uint32_t buf_id;		/* ... registered once */
@@ -672,6 +674,7 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 		}
 	}
 	srv->listen_id = ls.listen_id;
+	srv->port = ls.addr.port;
 	format_addr(&ls.addr, where, sizeof(where));
 	if (!bind_addr && !strcmp(addr, "::"))
 		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
@@ -896,6 +899,9 @@ int cmd_serve(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 
 	if (do_listen(&srv, bind_addr, (uint16_t)port) != EXIT_OK)
+		goto out;
+	/* the sockets baseline of ping and bench: TCP and UDP, same port */
+	if (sock_server_start(bind_addr, srv.port))
 		goto out;
 
 	srv.start = now_sec();

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmaxfer CLI - measuring the fabric: ping (latency), bench (bandwidth and
+ * message rate), regbench (registration cost) and their sockets baseline.
+ *
+ * Files: ping.c and bench.c run the RDMA measurements against `rdmaxfer
+ * serve` (proto.h: BENCH_BEGIN/BENCH_END tell the server to sink or echo
+ * messages); sock.c runs the same measurements over TCP or UDP on the same
+ * netdev (`serve` answers those too, see sock_server_start()); regbench.c
+ * times the kernel's registration path next to userspace ibv_reg_mr;
+ * bench_util.c holds what they share: options, latency statistics, the
+ * bandwidth table and its JSON, CPU accounting.
+ *
+ * Every measurement prints numbers; none of them judges them.  Under QEMU
+ * TCG only ratios taken inside one boot mean anything.
+ */
+#ifndef RDMAXFER_BENCH_H
+#define RDMAXFER_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdmaxfer.h"
+
+enum bench_op { BOP_WRITE, BOP_READ, BOP_SEND };
+enum bench_transport { BT_RDMA, BT_TCP, BT_UDP };
+
+/* Largest sockets message (UDP: one datagram; TCP: one write). */
+#define SOCK_MAX_MSG		65507
+/* Most connections of one bench --conns. */
+#define BENCH_MAX_CONNS		32
+/* Most operations in flight per connection (--depth). */
+#define BENCH_MAX_DEPTH		1024
+
+struct ping_opts {
+	const char *host;
+	uint16_t port;
+	enum bench_op op;
+	enum bench_transport transport;
+	uint64_t size;
+	uint64_t count;			/* measured round trips */
+	uint64_t warmup;		/* not measured, before them */
+	bool json;
+	bool histogram;
+};
+
+struct bench_opts {
+	const char *host;
+	uint16_t port;
+	enum bench_op op;
+	enum bench_transport transport;
+	uint64_t size_min, size_max;	/* equal without --sweep; sweep doubles */
+	uint64_t iters;			/* per size and connection; 0: --duration */
+	double duration;		/* seconds per size, when iters == 0 */
+	unsigned int depth;		/* in flight per connection */
+	unsigned int conns;
+	bool bidir;
+	bool json;
+};
+
+/* One row of the bandwidth table: one message size. */
+struct bench_row {
+	uint64_t size;
+	uint64_t iters;			/* completed operations, all connections */
+	uint64_t bytes;			/* bytes moved, all directions */
+	double secs;			/* wall time of the measured phase */
+	/* CPU use in % of one CPU, < 0 when not measurable */
+	double cpu_client;		/* this process (user + system) */
+	double cpu_client_sys;		/* the whole client machine, all CPUs (/proc/stat) */
+	double cpu_server;		/* the serve process */
+	double cpu_server_sys;		/* the whole server machine */
+	uint64_t lost;			/* UDP: datagrams sent but not received */
+};
+
+/* CPU accounting: a snapshot now; cpu_pct() turns two into % of one CPU. */
+struct cpu_snap {
+	double wall;
+	double proc;			/* this process: user + system seconds */
+	uint64_t busy, total;		/* /proc/stat ticks, all CPUs; total 0: unknown */
+};
+
+void cpu_snap(struct cpu_snap *s);
+/* % of one CPU this process used between @a and @b. */
+double cpu_proc_pct(const struct cpu_snap *a, const struct cpu_snap *b);
+/* % of one CPU the whole machine was busy (so up to 100 * nr_cpus), or -1. */
+double cpu_sys_pct(const struct cpu_snap *a, const struct cpu_snap *b);
+
+/* Option parsing shared by ping and bench. */
+int parse_bench_op(const char *s, enum bench_op *op);
+int parse_transport(const char *s, enum bench_transport *t);
+const char *bench_op_name(enum bench_op op);
+const char *transport_name(enum bench_transport t);
+int parse_sweep(const char *s, uint64_t *min, uint64_t *max);
+
+/*
+ * Print the latency report of @n round trips (@ns, sorted in place): min,
+ * p50, p99, p99.9, max and mean in microseconds, human or JSON
+ * (min_us, p50_us, p99_us, p999_us, max_us, mean_us), and with
+ * o->histogram a log2 histogram.
+ */
+void lat_report(const struct ping_opts *o, uint64_t *ns, uint64_t n);
+
+/* The bandwidth table: header, one row per size, end (JSON: "rows"). */
+void bench_table_begin(const struct bench_opts *o);
+void bench_table_row(const struct bench_opts *o, const struct bench_row *r);
+void bench_table_end(const struct bench_opts *o);
+
+/* A monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+/* sock.c: the sockets baseline (client side) */
+int sock_ping(const struct ping_opts *o, uint64_t *ns);
+int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row *row);
+/*
+ * sock.c: the sockets server, started by `serve` next to the RDMA
+ * listener: TCP and UDP on the same port number, in threads of their own.
+ * Returns 0 or -1 (one error line printed).
+ */
+int sock_server_start(const char *bind_addr, uint16_t port);
+
+/* commands */
+int cmd_ping(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_regbench(int argc, char **argv);
+
+#endif /* RDMAXFER_BENCH_H */
