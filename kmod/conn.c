@@ -376,7 +376,13 @@ int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 
 	hdr->type = cpu_to_be16(type);
 	hdr->length = cpu_to_be32(length);
-	spin_lock(&conn->c_lock);
+	/*
+	 * Posting with bottom halves off: a software device (rxe) schedules
+	 * its send processing as a tasklet, which then runs right here at
+	 * spin_unlock_bh() instead of in ksoftirqd after a context switch.
+	 * c_lock is never taken in softirq context, so mixing is safe.
+	 */
+	spin_lock_bh(&conn->c_lock);
 	grant = conn->c_grant;
 	hdr->credits = cpu_to_be16(grant);
 	ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
@@ -388,7 +394,7 @@ int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		conn->c_grant -= grant;
 	else
 		conn->c_credits++;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (ret) {
 		ct->ct_req = NULL;
 		rdmaxfer_ctrl_put(conn, ct);

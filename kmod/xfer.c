@@ -513,12 +513,12 @@ static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
 	if (ret)
 		return ret;
 	atomic_set(&req->r_pending, 1);
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_post() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
 	else
 		ret = ib_post_send(conn->c_qp, &req->r_atomic_wr.wr, NULL);
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (ret)
 		rdmaxfer_wr_release(conn, 1, 0);
 	return ret;
@@ -634,7 +634,8 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	if (!ch->npieces)
 		return 0;
 	ch->last->send_flags |= IB_SEND_SIGNALED;
-	spin_lock(&conn->c_lock);
+	/* _bh: see rdmaxfer_ctrl_post() */
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
 	else
@@ -656,7 +657,7 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 		}
 		list_splice_init(&ch->pieces, &unposted);
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 
 	ch->first = NULL;
 	ch->last = NULL;

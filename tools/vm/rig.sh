@@ -101,7 +101,7 @@ export LC_ALL=C
 # Packages needed to boot guests / to build and check the module on the host.
 RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
               rdmacm-utils perftest jq xz-utils)
-DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev)   # + linux-headers-<abi>-amd64
+DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev linux-perf)   # + linux-headers-<abi>-amd64
 # Kernel modules (with their dependencies) put into the initramfs.
 GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
@@ -110,7 +110,7 @@ GUEST_BINS=(bash dash timeout ip rdma kmod jq ibv_devices ibv_devinfo
             ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
             ib_atomic_bw ib_atomic_lat)
 GUEST_BINS_OPTIONAL=(rping udaddy ucmatose rdma_server rdma_client ibv_rc_pingpong
-                     ibv_ud_pingpong ibv_srq_pingpong strace)
+                     ibv_ud_pingpong ibv_srq_pingpong strace perf)
 KMOD_LINKS=(modprobe insmod rmmod lsmod modinfo depmod)
 
 say() { echo "rig: $*" >&2; }
