@@ -1,0 +1,61 @@
+#!/bin/bash
+# lab-3.sh - Lab 3: round-trip latency distributions, RDMA SEND/WRITE/READ vs UDP (and TCP)
+# (Documentation/labs/3-latency.md).
+#   tools/vm/labs.sh 3            (host: boots the guest, runs this, plots build/labs/)
+#   bash /usr/lib/rig/lab-3.sh    (in a `make shell` guest)
+# LAB_COUNT round trips per series (default 2000) after 200 warm-up ones, LAB_SIZE bytes
+# (default 64). Data blocks:
+#   latency            transport op size count min_us p50_us p99_us p999_us max_us mean_us
+#   hist-T-OP          from_us to_us count      (ping --histogram: log2 buckets)
+#   cdf-T-OP           x_us fraction            (cumulative, exact at the bucket edges)
+#   pct-T-OP           x_us fraction            (the exact percentiles: min p50 p99 p99.9 max)
+# shellcheck source=lab-common.sh
+. "$(dirname "$0")/lab-common.sh"
+
+SIZE=${LAB_SIZE:-64}
+SERIES="rdma:send rdma:write rdma:read udp:send tcp:send"
+
+section "Round-trip latency, $SIZE bytes, $LAB_COUNT round trips each, client and server on rxe0"
+start_server || fail "rdmaxfer serve"
+for s in $SERIES; do
+	t=${s%%:*} op=${s#*:}
+	if run_json "/tmp/lat-$t-$op.json" rdmaxfer ping "$LAB_HOST" --port "$LAB_PORT" \
+		--transport "$t" --op "$op" --size "$SIZE" --count "$LAB_COUNT" --warmup 200 \
+		--json --histogram; then
+		jq -r '"  p50 \(.p50_us) us, p99 \(.p99_us) us, max \(.max_us) us"' "/tmp/lat-$t-$op.json"
+	else
+		fail "ping $t $op"
+		rm -f "/tmp/lat-$t-$op.json"
+	fi
+done
+stop_server
+
+echo
+data_begin latency "transport op size count min_us p50_us p99_us p999_us max_us mean_us"
+for s in $SERIES; do
+	f=/tmp/lat-${s%%:*}-${s#*:}.json
+	[ -e "$f" ] || continue
+	jq -r '[.transport, .op, .size, .count, .min_us, .p50_us, .p99_us, .p999_us, .max_us, .mean_us]
+		| map(tostring) | join(" ")' "$f"
+done
+data_end
+
+for s in $SERIES; do
+	name=${s%%:*}-${s#*:}
+	f=/tmp/lat-$name.json
+	[ -e "$f" ] || continue
+	data_begin "hist-$name" "from_us to_us count"
+	jq -r '.histogram[]? | "\(.from_us) \(.to_us) \(.count)"' "$f"
+	data_end
+	data_begin "cdf-$name" "x_us fraction"
+	jq -r '(.histogram // []) as $h | ($h | map(.count) | add // 0) as $n
+		| select($n > 0)
+		| "\($h[0].from_us) 0",
+		  (foreach $h[] as $b (0; . + $b.count; "\($b.to_us) \(. / $n)"))' "$f"
+	data_end
+	data_begin "pct-$name" "x_us fraction"
+	jq -r '"\(.min_us) 0", "\(.p50_us) 0.5", "\(.p99_us) 0.99", "\(.p999_us) 0.999", "\(.max_us) 1"' "$f"
+	data_end
+done
+
+lab_exit
