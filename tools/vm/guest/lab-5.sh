@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lab-common.sh"
 
 MSG=${LAB_MSG:-64K}
-TCP_MSG=${LAB_TCP_MSG:-32K}
+TCP_MSG=${LAB_TCP_MSG:-64K}
 
 # bw T OP SIZE [bench args...]: one bench point; sets BW (MiB/s), MPPS and CPU (% of one
 # CPU the whole guest was busy), NaN when it failed.

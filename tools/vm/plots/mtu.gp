@@ -14,4 +14,4 @@ set yrange [0:*]
 set key top left
 plot d."/5/mtu.dat" u 3:xtic(sprintf("%d (IB %d)", $1, $2)) lc rgb "#1f77b4" t "RDMA WRITE", \
      "" u 4 lc rgb "#d62728" t "RDMA READ", \
-     "" u 5 lc rgb "#aaaaaa" t "TCP (32 KiB writes, over lo)"
+     "" u 5 lc rgb "#aaaaaa" t "TCP (64 KiB messages, over lo)"
