@@ -62,7 +62,7 @@ stop_server
 show rdma statistic show link rxe0/1
 show "ip -s link show veth0 | sed -n '3,6p'"
 echo "Client and server share rxe0 here, so both directions count on the same device."
-echo "veth0's own counters hardly move: a packet whose destination MAC is rxe0's own is"
+echo "veth0's own counters do not move: a packet whose destination MAC is rxe0's own is"
 echo "looped back inside rxe (rxe_xmit_packet -> rxe_loopback -> rxe_rcv), never sent."
 data_begin counters "counter before after delta"
 awk 'NR == FNR { b[$1] = $2; next } { printf "%s %s %s %s\n", $1, b[$1] + 0, $2, $2 - b[$1] }' \
