@@ -3,8 +3,9 @@
 # (Documentation/labs/2-registration.md).
 #   tools/vm/labs.sh 2            (host: boots the guest, runs this, plots build/labs/)
 #   bash /usr/lib/rig/lab-2.sh    (in a `make shell` guest)
-# One `rdmaxfer regbench` run, LAB_REPS repetitions per size (default 5; regbench reports
-# the median of them). Data block regbench, one row per measured size:
+# `rdmaxfer regbench`, LAB_REPS repetitions per size (default 5; regbench reports the
+# median), once as is (transparent huge pages allowed) and once with --no-thp. Data blocks
+# regbench and regbench-nothp, one row per measured size:
 #   size pages reg_us expose_us kernel_total_us kernel_per_page_ns revoke_us dereg_us
 #   ibv_reg_mr_us ibv_per_page_ns ibv_dereg_mr_us windows
 # (a value regbench did not report is NaN; skipped sizes are listed with their reason).
@@ -19,20 +20,32 @@ section "Registration cost: the kernel's path (pin, DMA-map, FRWR) vs userspace 
 show "ulimit -l"
 show "grep -E 'MemTotal|MemFree' /proc/meminfo"
 show "cat /sys/kernel/mm/transparent_hugepage/enabled"
-if run_json /tmp/reg.json rdmaxfer regbench --sizes "$SIZES" --reps "$LAB_REPS" --json; then
-	jq -r '"device \(.device // "?"), page size \(.page_size // "?"), largest window \(.max_window_size // "?") bytes, THP \(.thp // "?")"' /tmp/reg.json
-	data_begin regbench "$COLS"
+# regbench_block NAME [regbench args...]: one regbench run -> data block NAME
+regbench_block() {
+	local name=$1 f=/tmp/$1.json
+	shift
+	if ! run_json "$f" rdmaxfer regbench --sizes "$SIZES" --reps "$LAB_REPS" --json "$@"; then
+		fail "regbench $*"
+		return
+	fi
+	jq -r '"device \(.device // "?"), page size \(.page_size // "?"), largest window \(.max_window_size // "?") bytes, THP \(.thp // "?")"' "$f"
+	data_begin "$name" "$COLS"
 	jq -r --arg c "$COLS" '($c | split(" ")) as $cols
 		| .rows[] | select(.skipped == null)
-		| [ $cols[] as $k | (.[$k] // "NaN") ] | map(tostring) | join(" ")' /tmp/reg.json
+		| [ $cols[] as $k | (.[$k] // "NaN") ] | map(tostring) | join(" ")' "$f"
 	data_end
 	jq -r '.rows[] | select(.skipped != null or .ibv_skipped != null)
-		| "size \(.size): skipped: \(.skipped // ("ibv_reg_mr: " + .ibv_skipped))"' /tmp/reg.json
-	echo
-	echo "The same, as regbench prints it for people:"
-	show rdmaxfer regbench --sizes 4K,1M,64M --reps 3
-else
-	fail "regbench"
-fi
+		| "size \(.size): skipped: \(.skipped // ("ibv_reg_mr: " + .ibv_skipped))"' "$f"
+}
+
+echo
+echo "A. Buffers as the program gets them (anonymous memory, transparent huge pages allowed)"
+regbench_block regbench
+echo
+echo "B. The same with 4 KiB pages only (madvise MADV_NOHUGEPAGE: --no-thp)"
+regbench_block regbench-nothp --no-thp
+echo
+echo "The same, as regbench prints it for people:"
+show rdmaxfer regbench --sizes 4K,1M,64M --reps 3
 
 lab_exit
