@@ -123,4 +123,11 @@ int cmd_ping(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_regbench(int argc, char **argv);
 
+/*
+ * sock.c: the largest message --transport @t carries per message, for ping
+ * (@ping) or bench (0 for rdma): UDP and ping SOCK_MAX_MSG, TCP bench much
+ * more (it sends a message in pieces).  For usage checks (exit 2).
+ */
+uint64_t sock_max_msg(enum bench_transport t, bool ping);
+
 #endif /* RDMAXFER_BENCH_H */
