@@ -15,8 +15,8 @@
 #     conns.png (5)
 # Exit status: 0 when every lab ran without a "### FAIL" and every plot was drawn.
 #
-# Environment: LAB_SECS (s per bandwidth point, default 1), LAB_COUNT (round trips per
-# latency series, default 2000), LAB_REPS (regbench repetitions per size, default 5), LABS_OUT (default
+# Environment: LAB_SECS (s per bandwidth point, default 2), LAB_COUNT (round trips per
+# latency series, default 2000), LAB_REPS (regbench repetitions per size, default 9), LABS_OUT (default
 # <repo>/build/labs), LAB_TIMEOUT (s per boot, default 900); rig.sh's own (RIG_SMP, ...).
 # Needs a stage (make stage) and gnuplot (Debian: gnuplot-nox; rig.sh setup installs it).
 set -euo pipefail
@@ -26,9 +26,9 @@ REPO=$(cd "$VM_DIR/../.." && pwd)
 RIG=$VM_DIR/rig.sh
 PLOTS=$VM_DIR/plots
 OUT=${LABS_OUT:-$REPO/build/labs}
-LAB_SECS=${LAB_SECS:-1}
+LAB_SECS=${LAB_SECS:-2}
 LAB_COUNT=${LAB_COUNT:-2000}
-LAB_REPS=${LAB_REPS:-5}
+LAB_REPS=${LAB_REPS:-9}
 LAB_TIMEOUT=${LAB_TIMEOUT:-900}
 ALL_LABS=(1 2 3 4 5)
 

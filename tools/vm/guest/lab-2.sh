@@ -3,7 +3,7 @@
 # (Documentation/labs/2-registration.md).
 #   tools/vm/labs.sh 2            (host: boots the guest, runs this, plots build/labs/)
 #   bash /usr/lib/rig/lab-2.sh    (in a `make shell` guest)
-# `rdmaxfer regbench`, LAB_REPS repetitions per size (default 5; regbench reports the
+# `rdmaxfer regbench`, LAB_REPS repetitions per size (default 9; regbench reports the
 # median), once as is (transparent huge pages allowed) and once with --no-thp. Data blocks
 # regbench and regbench-nothp, one row per measured size:
 #   size pages reg_us expose_us kernel_total_us kernel_per_page_ns revoke_us dereg_us
@@ -12,7 +12,7 @@
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
-LAB_REPS=${LAB_REPS:-5}
+LAB_REPS=${LAB_REPS:-9}
 SIZES=${LAB_SIZES:-4K,16K,64K,256K,1M,4M,16M,64M,256M}
 COLS="size pages reg_us expose_us kernel_total_us kernel_per_page_ns revoke_us dereg_us ibv_reg_mr_us ibv_per_page_ns ibv_dereg_mr_us windows"
 

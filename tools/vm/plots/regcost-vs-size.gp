@@ -3,7 +3,7 @@
 # Columns (medians per size): size pages reg_us expose_us kernel_total_us kernel_per_page_ns
 # revoke_us dereg_us ibv_reg_mr_us ibv_per_page_ns ibv_dereg_mr_us windows
 load dir."common.gp"
-set terminal pngcairo size 1100,520 font "DejaVu Sans,10" noenhanced
+set terminal pngcairo size 1100,560 font "DejaVu Sans,10" noenhanced
 set output out
 r = d."/2/regbench.dat"
 n = d."/2/regbench-nothp.dat"
