@@ -233,6 +233,43 @@ void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
 }
 
 /**
+ * rdmaxfer_queue_events - deliver several completions with one wake-up
+ * @rf: the file
+ * @evs: list of struct rdmaxfer_event (by ev_entry), emptied; their room
+ *	was reserved with rdmaxfer_pending_get()
+ *
+ * A reaper woken by the first of them would otherwise often find only
+ * that one (the completion handler is still queueing the rest).
+ *
+ * Context: any context that may take a spinlock.
+ */
+void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
+{
+	struct rdmaxfer_event *ev, *tmp;
+	bool drop;
+
+	if (list_empty(evs))
+		return;
+	spin_lock(&rf->rf_ev_lock);
+	drop = rf->rf_closing;
+	if (drop) {
+		list_for_each_entry(ev, evs, ev_entry)
+			rf->rf_pending--;
+	} else {
+		list_splice_tail_init(evs, &rf->rf_events);
+	}
+	spin_unlock(&rf->rf_ev_lock);
+	if (!drop) {
+		wake_up_all(&rf->rf_wait);
+		return;
+	}
+	list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+}
+
+/**
  * rdmaxfer_post_event - allocate and deliver an event
  * @rf: the file
  * @conn_id: the connection (or listener) it is about

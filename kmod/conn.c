@@ -18,9 +18,10 @@
  * own work requests plus what rdma_rw adds for RDMAXFER_RW_CTXS contexts,
  * plus one for the drain; the send CQ is sized for all of them, because a
  * flushed QP completes every WR.  c_wr_free and c_rw_free count what may
- * still be posted; every posted chain is signaled (per operation piece,
- * per control message, per registration batch) and its completion gives
- * its WRs back, so the count can never be exhausted by unsignaled WRs.
+ * still be posted; the last WR of every posted chain is signaled (a chain
+ * of operation pieces, see xfer.c; a control message; a registration
+ * batch) and its completion gives back its WRs and those before it, so the
+ * count can never be exhausted by unsignaled WRs.
  *
  * Control channel.  RDMAXFER_RECV_DEPTH receive buffers are posted before
  * connecting; the hello tells the peer how many, and that is its initial
@@ -171,8 +172,16 @@ static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 
 /* --- credits and work-request budget -------------------------------------- */
 
-/* Take send-queue room if there is enough: 0, -EAGAIN, or -ENOTCONN. */
-static int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
+/**
+ * rdmaxfer_wr_take - take send-queue room if there is enough
+ * @conn: the connection
+ * @nwr: send WRs needed
+ * @nrw: rdma_rw contexts needed
+ *
+ * Context: any context that may take a spinlock; does not sleep.
+ * Return: 0 with the room taken, -EAGAIN (not enough), -ENOTCONN.
+ */
+int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 {
 	int ret = -EAGAIN;
 
@@ -681,6 +690,7 @@ static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	conn->c_state = RDMAXFER_CS_CONNECTING;
 	INIT_LIST_HEAD(&conn->c_free_sends);
 	INIT_LIST_HEAD(&conn->c_msgs);
+	INIT_LIST_HEAD(&conn->c_sq_pieces);
 	INIT_LIST_HEAD(&conn->c_windows);
 	xa_init(&conn->c_rwins);
 	mutex_init(&conn->c_rwin_lock);
@@ -901,6 +911,7 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	up_write(&conn->c_post_sem);
 	if (conn->c_qp)
 		ib_drain_qp(conn->c_qp);
+	rdmaxfer_sq_sweep(conn);
 	rdmaxfer_window_release_all(conn);
 	rdmaxfer_rwin_free_all(conn);
 	/*

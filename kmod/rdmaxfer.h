@@ -47,6 +47,7 @@
 #define RDMAXFER_RECV_DEPTH	32	/* receive buffers = peer's credits */
 #define RDMAXFER_SEND_BUFS	32	/* control send buffers */
 #define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
+#define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
 #define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
 #define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per window segment, at most */
@@ -331,6 +332,8 @@ struct rdmaxfer_msg {
  * @c_free_sends: free control send buffers
  * @c_wr_free: send WRs we may still post
  * @c_rw_free: rdma_rw contexts we may still use
+ * @c_sq_pieces: posted operation pieces in send-queue order, until their
+ *	completion (or a later one on the same queue) is handled
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -376,6 +379,7 @@ struct rdmaxfer_conn {
 	struct list_head		c_free_sends;
 	u32				c_wr_free;
 	u32				c_rw_free;
+	struct list_head		c_sq_pieces;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
@@ -430,9 +434,14 @@ struct rdmaxfer_listener {
 /**
  * struct rdmaxfer_piece - one rdma_rw context of an operation
  * @p_req: the operation
- * @p_cqe: completion of its last WR (all are signaled per piece)
+ * @p_cqe: completion of its last WR (signaled only at the end of a chain,
+ *	see xfer.c; errors and flushes complete it either way)
  * @p_ctx: the rdma_rw context
  * @p_sgt: the local pages it moves
+ * @p_sq_entry: on a chain being built, then on rdmaxfer_conn.c_sq_pieces
+ * @p_first_wr: the first of its WRs, once chained
+ * @p_last_wr: the last of its WRs (the one that carries @p_cqe)
+ * @p_broken: only some of its WRs were posted: it completes with an error
  * @p_nwr: send WRs it posted
  * @p_raddr: remote address
  * @p_rkey: remote key
@@ -444,6 +453,10 @@ struct rdmaxfer_piece {
 	struct ib_cqe		p_cqe;
 	struct rdma_rw_ctx	p_ctx;
 	struct sg_table		p_sgt;
+	struct list_head	p_sq_entry;
+	struct ib_send_wr	*p_first_wr;
+	struct ib_send_wr	*p_last_wr;
+	bool			p_broken;
 	u32			p_nwr;
 	u64			p_raddr;
 	u32			p_rkey;
@@ -515,6 +528,7 @@ int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj);
 bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj);
 void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type);
 void rdmaxfer_obj_put(struct rdmaxfer_obj *obj);
+void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
 int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
 			int status, u64 bytes, u64 value, u32 imm, u32 window_id);
@@ -542,6 +556,7 @@ void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 int rdmaxfer_post_begin(struct rdmaxfer_conn *conn);
 void rdmaxfer_post_end(struct rdmaxfer_conn *conn);
+int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 
@@ -565,5 +580,6 @@ int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
+void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);
 
 #endif /* RDMAXFER_H */

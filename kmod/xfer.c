@@ -14,9 +14,23 @@
  * WRITE and READ go through the kernel's rdma_rw API.  An operation is
  * split into pieces at the peer's segment boundaries (one MR each, see
  * mem.c) and at the largest message both ports accept; each piece is one
- * rdma_rw context over the pages of its slice of the buffer, and each is
- * signaled, so that its completion returns its send-queue room.  The
- * operation completes when all its pieces have.  WRITE_IMM is a WRITE
+ * rdma_rw context over the pages of its slice of the buffer.  The operation
+ * completes when all its pieces have.
+ *
+ * Fast path.  The pieces of consecutive WRITE/READ operations of one
+ * SUBMIT on one connection are linked into one chain of work requests and
+ * posted with a single ib_post_send() (one doorbell), at most
+ * RDMAXFER_SIGNAL_EVERY pieces at a time; only the last WR of a chain is
+ * signaled.  Every piece's last WR still carries its ib_cqe, so an error
+ * or a flush completes it individually.  Posted pieces wait on
+ * c_sq_pieces in send-queue order: a send queue completes in order, so a
+ * completion for piece P means that every piece posted before P and still
+ * on the list finished successfully (an unsignaled WR that fails, or is
+ * flushed, completes with its own error first).  Handling one CQE thus
+ * completes the pieces before it, returns their room and, per operation,
+ * queues one completion event.  A chain is posted before anything that
+ * may sleep on the peer (credits, room) and at the end of the SUBMIT, so a
+ * posted unsignaled WR is always followed by a signaled one.  WRITE_IMM is a WRITE
  * followed, on the same QP, by a WRITE_DONE control message carrying the
  * immediate, the window and the range: RC ordering delivers it after the
  * data, and the 32-bit immediate of the verb could not carry the window as
@@ -80,8 +94,8 @@ static void rdmaxfer_req_unref(struct rdmaxfer_req *req)
 	rdmaxfer_obj_put(&req->r_conn->c_obj);
 }
 
-/* Deliver the one completion of an operation. */
-static void rdmaxfer_req_complete(struct rdmaxfer_req *req)
+/* Deliver the one completion of an operation, or add it to @evs. */
+static void rdmaxfer_req_complete(struct rdmaxfer_req *req, struct list_head *evs)
 {
 	struct rdmaxfer_completion *c = &req->r_event.ev;
 	struct rdmaxfer_file *rf = req->r_file;
@@ -102,18 +116,30 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req)
 		rdmaxfer_count(rf, RDMAXFER_C_BYTES + op, c->bytes);
 	}
 	rdmaxfer_req_unref(req);
-	rdmaxfer_queue_event(rf, &req->r_event);
+	if (evs)
+		list_add_tail(&req->r_event.ev_entry, evs);
+	else
+		rdmaxfer_queue_event(rf, &req->r_event);
 }
 
-/* One WR, piece or message of a request finished with @err / @wc_status. */
-static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
+/*
+ * One WR, piece or message of a request finished with @err / @wc_status;
+ * the last one completes it (its event goes to @evs if not NULL).
+ */
+static void __rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status,
+			       struct list_head *evs)
 {
 	if (err && !req->r_status) {
 		req->r_status = err;
 		req->r_wc_status = wc_status;
 	}
 	if (atomic_dec_and_test(&req->r_pending))
-		rdmaxfer_req_complete(req);
+		rdmaxfer_req_complete(req, evs);
+}
+
+static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
+{
+	__rdmaxfer_req_put(req, err, wc_status, NULL);
 }
 
 /**
@@ -146,17 +172,79 @@ static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece 
 	sg_free_table(&p->p_sgt);
 }
 
-static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
+/* A posted piece finished: give back its room; this may free the request. */
+static void rdmaxfer_piece_finish(struct rdmaxfer_piece *p, enum ib_wc_status status,
+				  struct list_head *evs)
 {
-	struct rdmaxfer_piece *p = container_of(wc->wr_cqe, struct rdmaxfer_piece, p_cqe);
 	struct rdmaxfer_req *req = p->p_req;
 	struct rdmaxfer_conn *conn = req->r_conn;
 	u32 nwr = p->p_nwr;
 
-	rdmaxfer_wc_check(conn, wc);
+	if (p->p_broken && status == IB_WC_SUCCESS)
+		status = IB_WC_WR_FLUSH_ERR;
 	rdmaxfer_piece_free(req, p);
 	rdmaxfer_wr_release(conn, nwr, 1);
-	rdmaxfer_req_wc(req, wc->status);
+	__rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, status), status, evs);
+}
+
+/*
+ * Complete the pieces on @list (all of one connection): the last one with
+ * @status, the others with @earlier; their events are queued together.
+ */
+static void rdmaxfer_pieces_finish(struct list_head *list, enum ib_wc_status earlier,
+				   enum ib_wc_status status)
+{
+	struct rdmaxfer_piece *p, *tmp;
+	struct rdmaxfer_file *rf;
+	LIST_HEAD(evs);
+
+	if (list_empty(list))
+		return;
+	rf = list_first_entry(list, struct rdmaxfer_piece, p_sq_entry)->p_req->r_file;
+	/* a request stays allocated while one of its pieces is still listed */
+	list_for_each_entry_safe(p, tmp, list, p_sq_entry) {
+		list_del(&p->p_sq_entry);
+		rdmaxfer_piece_finish(p, list_empty(list) ? status : earlier, &evs);
+	}
+	rdmaxfer_queue_events(rf, &evs);
+}
+
+static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_piece *p = container_of(wc->wr_cqe, struct rdmaxfer_piece, p_cqe);
+	struct rdmaxfer_conn *conn = p->p_req->r_conn;
+	LIST_HEAD(done);
+
+	rdmaxfer_wc_check(conn, wc);
+	/*
+	 * This piece and every piece posted before it that is still listed:
+	 * P is listed (it was, before posting, and only a completion of P or
+	 * of a later piece takes it off, which in order comes after this one).
+	 */
+	spin_lock(&conn->c_lock);
+	list_cut_position(&done, &conn->c_sq_pieces, &p->p_sq_entry);
+	spin_unlock(&conn->c_lock);
+	rdmaxfer_pieces_finish(&done, IB_WC_SUCCESS, wc->status);
+}
+
+/**
+ * rdmaxfer_sq_sweep - complete pieces left over after a drain
+ * @conn: the connection, drained
+ *
+ * After ib_drain_qp() every piece has had its completion; any piece still
+ * listed would have been partly posted when ib_post_send() failed.  It
+ * completes with the connection's error.
+ *
+ * Context: process context, teardown.
+ */
+void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn)
+{
+	LIST_HEAD(left);
+
+	spin_lock(&conn->c_lock);
+	list_splice_init(&conn->c_sq_pieces, &left);
+	spin_unlock(&conn->c_lock);
+	rdmaxfer_pieces_finish(&left, IB_WC_WR_FLUSH_ERR, IB_WC_WR_FLUSH_ERR);
 }
 
 static void rdmaxfer_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -474,76 +562,207 @@ fail:
 	return ret;
 }
 
-/* WRITE, READ, WRITE_IMM: post the pieces, then the notification. */
-static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
+/*
+ * WRITE/READ pieces of one SUBMIT on one connection, not posted yet (see
+ * "Fast path" above).  While @conn is set, rdmaxfer_post_begin() is held
+ * on it.  @err is the first posting error: the operations of the chain
+ * complete with it, and the SUBMIT stops after them.
+ */
+struct rdmaxfer_chain {
+	struct rdmaxfer_conn	*conn;
+	struct list_head	pieces;
+	struct ib_send_wr	*first;
+	struct ib_send_wr	*last;
+	u32			npieces;
+	int			err;
+};
+
+/* Append a piece's WRs; its last WR carries its cqe, unsignaled. */
+static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece *p)
+{
+	struct rdmaxfer_conn *conn = ch->conn;
+	struct ib_send_wr *first, *last;
+
+	first = rdma_rw_ctx_wrs(&p->p_ctx, conn->c_qp, conn->c_port, &p->p_cqe, NULL);
+	for (last = first; last->next; last = last->next)
+		;
+	last->send_flags &= ~IB_SEND_SIGNALED;
+	p->p_first_wr = first;
+	p->p_last_wr = last;
+	p->p_broken = false;
+	if (ch->last)
+		ch->last->next = first;
+	else
+		ch->first = first;
+	ch->last = last;
+	list_add_tail(&p->p_sq_entry, &ch->pieces);
+	ch->npieces++;
+}
+
+static bool rdmaxfer_piece_has_wr(const struct rdmaxfer_piece *p, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *w;
+
+	for (w = p->p_first_wr; w; w = w == p->p_last_wr ? NULL : w->next)
+		if (w == wr)
+			return true;
+	return false;
+}
+
+/**
+ * rdmaxfer_chain_post - post a chain with one ib_post_send()
+ * @ch: the chain; empty afterwards
+ *
+ * The last WR is signaled.  The posted pieces go on c_sq_pieces in the
+ * same critical section, before their completion can be handled.  If the
+ * connection is down or posting fails, the pieces that were not posted
+ * complete at once with the error, and the connection is failed if some
+ * were (they are flushed).
+ *
+ * Context: process context, rdmaxfer_post_begin() held on @ch->conn.
+ * Return: 0, or the error (also kept in @ch->err).
+ */
+static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
+{
+	struct rdmaxfer_conn *conn = ch->conn;
+	const struct ib_send_wr *bad = NULL;
+	struct rdmaxfer_piece *p, *tmp;
+	bool some_posted = false;
+	LIST_HEAD(unposted);
+	int ret;
+
+	if (!ch->npieces)
+		return 0;
+	ch->last->send_flags |= IB_SEND_SIGNALED;
+	spin_lock(&conn->c_lock);
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
+		ret = -ENOTCONN;
+	else
+		ret = ib_post_send(conn->c_qp, ch->first, &bad);
+	if (!ret) {
+		list_splice_tail_init(&ch->pieces, &conn->c_sq_pieces);
+	} else {
+		if (!bad)
+			bad = ch->first;
+		/* the pieces before the one holding @bad were posted */
+		list_for_each_entry_safe(p, tmp, &ch->pieces, p_sq_entry) {
+			if (p->p_first_wr == bad)
+				break;
+			some_posted = true;
+			p->p_broken = rdmaxfer_piece_has_wr(p, bad);
+			list_move_tail(&p->p_sq_entry, &conn->c_sq_pieces);
+			if (p->p_broken)
+				break;
+		}
+		list_splice_init(&ch->pieces, &unposted);
+	}
+	spin_unlock(&conn->c_lock);
+
+	ch->first = NULL;
+	ch->last = NULL;
+	ch->npieces = 0;
+	if (!ret)
+		return 0;
+	if (some_posted)
+		rdmaxfer_conn_fail(conn, ret);
+	list_for_each_entry_safe(p, tmp, &unposted, p_sq_entry) {
+		struct rdmaxfer_req *req = p->p_req;
+		u32 nwr = p->p_nwr;
+
+		list_del(&p->p_sq_entry);
+		rdmaxfer_piece_free(req, p);
+		rdmaxfer_wr_release(conn, nwr, 1);
+		rdmaxfer_req_put(req, ret, 0);	/* may free it */
+	}
+	if (!ch->err)
+		ch->err = ret;
+	return ret;
+}
+
+/* Take send-queue room; post the chain first if that means waiting. */
+static int rdmaxfer_chain_reserve(struct rdmaxfer_chain *ch, u32 nwr, u32 nrw)
+{
+	int ret = rdmaxfer_wr_take(ch->conn, nwr, nrw);
+
+	if (ret != -EAGAIN)
+		return ret;
+	ret = rdmaxfer_chain_post(ch);
+	if (ret)
+		return ret;
+	return rdmaxfer_wr_reserve(ch->conn, nwr, nrw);
+}
+
+/* Post what is chained and let the connection go. */
+static void rdmaxfer_chain_end(struct rdmaxfer_chain *ch)
+{
+	if (!ch->conn)
+		return;
+	rdmaxfer_chain_post(ch);
+	rdmaxfer_post_end(ch->conn);
+	ch->conn = NULL;
+}
+
+/*
+ * WRITE, READ, WRITE_IMM: chain the pieces; a WRITE_IMM posts the chain
+ * and then its notification.  Returns 0 once the request is committed (it
+ * will complete), or an error and nothing of it was posted.
+ */
+static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	bool imm = req->r_event.ev.opcode == RDMAXFER_OP_WRITE_IMM;
-	u32 i, nwr, posted = 0, n = req->r_npieces;
+	u32 i, nwr, n = req->r_npieces;
 	struct rdmaxfer_ctrl *ct = NULL;
 	int ret;
 
 	if (imm) {
+		/* post what waits before sleeping for a credit */
+		ret = rdmaxfer_chain_post(ch);
+		if (ret)
+			return ret;
 		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1);
 		if (IS_ERR(ct))
 			return PTR_ERR(ct);
 	}
-	ret = rdmaxfer_wr_reserve(conn, 0, req->r_npieces);
+	ret = rdmaxfer_chain_reserve(ch, 0, n);
 	if (ret)
 		goto out_ct;
 	ret = rdmaxfer_pieces_init(req, &nwr);
 	if (ret) {
 		/* the MR pool of rdma_rw may be empty: EAGAIN, retried by the user */
-		rdmaxfer_wr_release(conn, 0, req->r_npieces);
+		rdmaxfer_wr_release(conn, 0, n);
 		goto out_ct;
 	}
-	ret = rdmaxfer_wr_reserve(conn, nwr, 0);
+	ret = rdmaxfer_chain_reserve(ch, nwr, 0);
 	if (ret) {
-		for (i = 0; i < req->r_npieces; i++)
+		for (i = 0; i < n; i++)
 			rdmaxfer_piece_free(req, &req->r_pieces[i]);
-		rdmaxfer_wr_release(conn, 0, req->r_npieces);
+		rdmaxfer_wr_release(conn, 0, n);
 		goto out_ct;
 	}
 
 	/*
-	 * Once every piece is posted, a WRITE or READ may complete and be
-	 * reaped and freed at any time: from here on only the local n, posted
-	 * and imm say anything about it (a WRITE_IMM cannot complete before
-	 * its notification is posted below).
+	 * Committed: from here every piece completes (maybe with an error)
+	 * and the request may be reaped and freed once the chain is posted;
+	 * only the local n, imm and ct say anything about it afterwards (a
+	 * WRITE_IMM cannot complete before its notification is posted).
 	 */
 	atomic_set(&req->r_pending, n + imm);
-	spin_lock(&conn->c_lock);
-	ret = conn->c_state == RDMAXFER_CS_ESTABLISHED ? 0 : -ENOTCONN;
-	for (i = 0; !ret && i < n; i++) {
-		struct rdmaxfer_piece *p = &req->r_pieces[i];
-
-		ret = rdma_rw_ctx_post(&p->p_ctx, conn->c_qp, conn->c_port, &p->p_cqe, NULL);
-		if (!ret)
-			posted++;
-	}
-	spin_unlock(&conn->c_lock);
-
-	if (posted < n) {
-		/* the unposted pieces keep the request alive until the puts below */
-		for (i = posted; i < n; i++) {
-			struct rdmaxfer_piece *p = &req->r_pieces[i];
-			u32 piece_wrs = p->p_nwr;
-
-			rdmaxfer_piece_free(req, p);
-			rdmaxfer_wr_release(conn, piece_wrs, 1);
-		}
-		if (ct)
-			rdmaxfer_ctrl_put_unused(conn, ct);
-		if (!posted)
-			return ret;
-		/* the posted pieces flush; account for what never will complete */
-		rdmaxfer_conn_fail(conn, ret);
-		for (i = posted; i < n + imm; i++)
-			rdmaxfer_req_put(req, ret, 0);	/* the last one may free it */
+	for (i = 0; i < n; i++)
+		rdmaxfer_chain_add(ch, &req->r_pieces[i]);
+	if (!imm) {
+		if (ch->npieces >= RDMAXFER_SIGNAL_EVERY)
+			rdmaxfer_chain_post(ch);
 		return 0;
 	}
 
-	if (imm) {
+	ret = rdmaxfer_chain_post(ch);
+	if (ret) {
+		rdmaxfer_ctrl_put_unused(conn, ct);
+		rdmaxfer_req_put(req, ret, 0);
+		return 0;
+	}
+	{
 		struct rdmaxfer_msg_write_done *wd = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
 
 		wd->window_id = cpu_to_be32(req->r_event.ev.window_id);
@@ -552,8 +771,10 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req)
 		wd->length = cpu_to_be64(req->r_event.ev.bytes);
 		ct->ct_req = req;
 		ret = rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_WRITE_DONE, sizeof(*wd));
-		if (ret)
+		if (ret) {
 			rdmaxfer_req_put(req, ret, 0);
+			ch->err = ch->err ?: ret;
+		}
 	}
 	return 0;
 
@@ -563,28 +784,36 @@ out_ct:
 	return ret;
 }
 
-/* Post one prepared request.  0: it will complete; < 0: it was not posted. */
-static int rdmaxfer_req_post(struct rdmaxfer_req *req)
+/*
+ * Post one prepared request, chaining WRITE/READ pieces in @ch.
+ * 0: it will complete; < 0: it was not posted.
+ */
+static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	int ret;
 
-	ret = rdmaxfer_post_begin(conn);
-	if (ret)
-		return ret;
+	if (ch->conn != conn) {
+		rdmaxfer_chain_end(ch);
+		ret = rdmaxfer_post_begin(conn);
+		if (ret)
+			return ret;
+		ch->conn = conn;
+	}
 	switch (req->r_event.ev.opcode) {
 	case RDMAXFER_OP_SEND:
-		ret = rdmaxfer_post_send(req);
-		break;
 	case RDMAXFER_OP_CAS:
 	case RDMAXFER_OP_FADD:
-		ret = rdmaxfer_post_atomic(req);
-		break;
+		/* in order, after what is chained (and before sleeping) */
+		ret = rdmaxfer_chain_post(ch);
+		if (ret)
+			return ret;
+		if (req->r_event.ev.opcode == RDMAXFER_OP_SEND)
+			return rdmaxfer_post_send(req);
+		return rdmaxfer_post_atomic(req);
 	default:
-		ret = rdmaxfer_post_rw(req);
+		return rdmaxfer_post_rw(req, ch);
 	}
-	rdmaxfer_post_end(conn);
-	return ret;
 }
 
 /**
@@ -595,14 +824,16 @@ static int rdmaxfer_req_post(struct rdmaxfer_req *req)
  * Context: process context; sleeps (interruptibly) while a send queue is
  * full or credits are short.
  * Return: 0 with @count set to the operations posted (all of them unless a
- * signal or a connection failure stopped the batch), or an error and
- * nothing posted: -EINVAL, -ENOENT, -ENOTCONN (checked before posting),
- * -EAGAIN (the file's completion queue is full), -EFAULT, -EINTR, -ENOMEM.
+ * signal or a connection failure stopped the batch; each posted one
+ * completes, maybe with an error), or an error and nothing posted:
+ * -EINVAL, -ENOENT, -ENOTCONN (checked before posting), -EAGAIN (the
+ * file's completion queue is full), -EFAULT, -EINTR, -ENOMEM.
  */
 int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_submit *cmd = arg;
 	const void __user *uops = u64_to_user_ptr(cmd->ops);
+	struct rdmaxfer_chain ch = { .pieces = LIST_HEAD_INIT(ch.pieces) };
 	struct rdmaxfer_req **reqs;
 	struct rdmaxfer_op op;
 	u32 i, n = 0, posted = 0;
@@ -629,12 +860,15 @@ int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg)
 	}
 
 	for (i = 0; i < n; i++) {
-		ret = rdmaxfer_req_post(reqs[i]);
+		ret = rdmaxfer_req_post(reqs[i], &ch);
 		if (ret)
 			break;
 		reqs[i] = NULL;
 		posted++;
+		if (ch.err)
+			break;
 	}
+	rdmaxfer_chain_end(&ch);
 out_discard:
 	for (i = 0; i < n; i++)
 		if (reqs[i])

@@ -24,7 +24,8 @@
 #   tools/vm/guest/init          guest PID 1: mounts, modules, network + rxe0, insmod, mode
 #   tools/vm/guest/runtests.sh   guest: kselftest-list.txt -> KTAP (check mode)
 #   tools/vm/guest/demo.sh       default demo
-#   tools/vm/guest/perftest-compare.sh  rdmaxfer vs ib_write_bw/ib_read_bw, 64 MiB, one boot
+#   tools/vm/guest/bench.sh      make bench: rdmaxfer vs perftest, alternating, ratio table
+#   tools/vm/guest/lab-*.sh      make labs: the course labs (tools/vm/labs.sh plots them)
 #   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
 #                                          boot/vmlinux-<krel> extracted from it: QEMU boots it
 #                                          through its PVH entry, which skips ~2.5 s of TCG
@@ -404,8 +405,7 @@ build_payload() {
     root=$run/payload
     mkdir -p "$root/etc" "$root/usr/lib/rig" "$root/opt"
     install -m 755 "$RIG_DIR/guest/init" "$root/init"
-    install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" \
-        "$RIG_DIR/guest/perftest-compare.sh" "$root/usr/lib/rig/"
+    install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" "$root/usr/lib/rig/"
     # bench.sh (make bench) and lab-*.sh (make labs), when present
     for f in "$RIG_DIR"/guest/bench.sh "$RIG_DIR"/guest/lab-*.sh; do
         if [[ -e $f ]]; then install -m 755 "$f" "$root/usr/lib/rig/"; fi

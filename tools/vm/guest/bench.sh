@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench.sh - `make bench`: rdmaxfer next to perftest on the same rxe device
+# (rxe0, 192.0.2.1, both ends in this guest), alternating, same size, depth
+# and iterations, and a ratio table at the end.  Under QEMU TCG only the
+# ratios inside one boot mean anything.
+#
+#   make bench                          (host: boots the guest, runs this)
+#   bash /usr/lib/rig/bench.sh [QUICK]  (in a guest: make shell)
+#
+# Every measurement is taken ROUNDS times, alternating rdmaxfer and perftest,
+# and the median of each side is compared.  perftest under TCG sometimes
+# reports 0.00 for a whole run (a timer glitch of the emulated TSC): such a
+# run is discarded and repeated (at most 3 tries).
+#
+# What is compared with what:
+#   bw write/read/send  rdmaxfer bench --op OP --size S --iters N --depth D
+#                       vs ib_OP_bw -F -s S -n N -t D           (MiB/s, both 2^20)
+#   msg rate 64 B       the same at 64 bytes, depth 128           (Mpps)
+#   latency             rdmaxfer ping --op OP --size 8 (p50 of round trips)
+#                       vs ib_OP_lat -F -s 8 -n N (t_typical); ib_write_lat and
+#                       ib_send_lat print half a round trip, so they are doubled;
+#                       ib_read_lat prints a whole one (one READ)
+#   8 connections       bench --conns 8 vs --conns 1, rdmaxfer alone: the
+#                       aggregate bandwidth that 8 connections keep
+# ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
+# as fast) and perftest / rdmaxfer for latency (>= 1: rdmaxfer at most as slow).
+set -u
+
+ADDR=192.0.2.1
+DEV=rxe0
+PORT=18600		# rdmaxfer serve (RDMA + its TCP/UDP baseline); perftest keeps 18515
+ROUNDS=${ROUNDS:-3}
+QUICK=${1:-}
+RESULTS=/tmp/bench.results
+: >"$RESULTS"
+
+say() { echo "# $*"; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+
+rdmaxfer serve --port $PORT --size 64M >/tmp/bench-serve.log 2>&1 &
+SERVE=$!
+trap 'kill $SERVE 2>/dev/null' EXIT
+for _ in $(seq 50); do
+	rdmaxfer ping $ADDR --port $PORT --count 1 --warmup 0 --json >/dev/null 2>&1 && break
+	sleep 0.2
+done
+
+# perftest TOOL ARGS... -> prints its result line (the one that starts with the size)
+perftest_run()
+{
+	local tool=$1 try out
+	shift
+	for try in 1 2 3; do
+		"$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
+		local srv=$!
+		sleep 1
+		out=$("$tool" -d $DEV -F "$@" $ADDR 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5')
+		wait $srv 2>/dev/null
+		# a glitched run reports 0.00
+		if [ -n "$out" ] && ! echo "$out" | awk '{ exit !($4 + 0 == 0) }'; then
+			echo "$out"
+			return 0
+		fi
+		say "$tool $* gave no usable result (try $try)"
+	done
+	return 1
+}
+
+# bw OP SIZE ITERS DEPTH -> records "bw OP SIZE ours theirs" (MiB/s) and "rate ..." (Mpps)
+bw()
+{
+	local op=$1 size=$2 iters=$3 depth=$4 r ours=() theirs=() ours_r=() theirs_r=() j p
+	for r in $(seq "$ROUNDS"); do
+		j=$(rdmaxfer bench $ADDR --port $PORT --op "$op" --size "$size" --iters "$iters" \
+			--depth "$depth" --json) || { say "rdmaxfer bench $op $size failed"; return; }
+		ours+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
+		ours_r+=("$(echo "$j" | jq '.rows[0].msg_rate_mpps')")
+		p=$(perftest_run "ib_${op}_bw" -s "$size" -n "$iters" -t "$depth") || continue
+		theirs+=("$(echo "$p" | awk '{ print $4 }')")
+		theirs_r+=("$(echo "$p" | awk '{ print $5 }')")
+		say "round $r: $op $size rdmaxfer ${ours[-1]} MiB/s, ib_${op}_bw ${theirs[-1]:-?} MiB/s"
+	done
+	echo "bw $op $size $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+	echo "rate $op $size $(printf '%s\n' "${ours_r[@]}" | median) $(printf '%s\n' "${theirs_r[@]}" | median)" >>"$RESULTS"
+}
+
+# lat OP ITERS -> records "lat OP 8 ours_p50_us perftest_round_trip_us"
+lat()
+{
+	local op=$1 iters=$2 r ours=() theirs=() j p t
+	for r in $(seq "$ROUNDS"); do
+		j=$(rdmaxfer ping $ADDR --port $PORT --op "$op" --size 8 --count "$iters" --json) ||
+			{ say "rdmaxfer ping $op failed"; return; }
+		ours+=("$(echo "$j" | jq '.p50_us')")
+		p=$(perftest_run "ib_${op}_lat" -s 8 -n "$iters") || continue
+		t=$(echo "$p" | awk '{ print $5 }')
+		[ "$op" = read ] || t=$(echo "$t * 2" | bc -l)
+		theirs+=("$t")
+		say "round $r: $op latency rdmaxfer p50 ${ours[-1]} us, ib_${op}_lat round trip ${theirs[-1]} us"
+	done
+	echo "lat $op 8 $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+}
+
+# conns SIZE ITERS -> records "conns 8 SIZE bw8 bw1"
+conns()
+{
+	local size=$1 iters=$2 r one=() eight=() j
+	for r in $(seq "$ROUNDS"); do
+		j=$(rdmaxfer bench $ADDR --port $PORT --op write --size "$size" --iters "$iters" --depth 16 --conns 1 --json) || return
+		one+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
+		j=$(rdmaxfer bench $ADDR --port $PORT --op write --size "$size" --iters $((iters / 8)) --depth 16 --conns 8 --json) || return
+		eight+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
+		say "round $r: write $size 1 connection ${one[-1]} MiB/s, 8 connections ${eight[-1]} MiB/s"
+	done
+	echo "conns write $size $(printf '%s\n' "${eight[@]}" | median) $(printf '%s\n' "${one[@]}" | median)" >>"$RESULTS"
+}
+
+max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
+say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND is bounded by max_send_size=$max_send"
+
+if [ "$QUICK" = quick ]; then
+	bw write 65536 200 16
+	lat write 200
+else
+	for op in write read; do
+		bw $op 4096 2000 128
+		bw $op 65536 1000 128
+		bw $op 1048576 100 16
+		bw $op 4194304 25 4
+	done
+	bw send 4000 2000 128
+	bw write 64 4000 128
+	bw read 64 4000 128
+	lat write 1000
+	lat read 1000
+	lat send 1000
+	conns 65536 800
+fi
+
+echo
+echo "ratio table (median of $ROUNDS rounds each; TCG guest, $(nproc) vCPUs, same boot)"
+printf '%-28s %14s %14s %8s %8s  %s\n' measurement rdmaxfer perftest ratio target result
+awk '
+function row(name, a, b, unit, ratio, target) {
+	res = (b == 0 || a == 0) ? "n/a" : (ratio >= target ? "met" : "MISSED")
+	printf "%-28s %14s %14s %8.2f %8s  %s\n", name, sprintf("%.4g %s", a, unit), sprintf("%.4g %s", b, unit), ratio, ">=" target, res
+}
+$1 == "bw" {
+	t = ($3 >= 65536) ? 1.0 : 0.9
+	row("bw " $2 " " $3 " B", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, t)
+}
+$1 == "rate" && $3 == 64 { row("msg rate " $2 " 64 B", $4, $5, "Mpps", $5 ? $4 / $5 : 0, 1.0) }
+$1 == "lat" { row("latency " $2 " 8 B (p50 RTT)", $4, $5, "us", $4 ? $5 / $4 : 0, 1.0) }
+$1 == "conns" { row("8 conns / 1 conn, " $3 " B", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, 0.9) }
+' "$RESULTS"
