@@ -3,7 +3,7 @@
 # (Documentation/labs/4-bandwidth.md).
 #   tools/vm/labs.sh 4            (host: boots the guest, runs this, plots build/labs/)
 #   bash /usr/lib/rig/lab-4.sh    (in a `make shell` guest)
-# LAB_SECS seconds per size (default 1). Data blocks bw-T-OP, one row per message size:
+# LAB_SECS seconds per size (default 2). Data blocks bw-T-OP, one row per message size:
 #   size iters bytes secs bw_mib_s msg_rate_mpps cpu_client_pct cpu_client_sys_pct cpu_server_pct
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"

@@ -3,7 +3,7 @@
 # (Documentation/labs/5-mtu-and-connections.md).
 #   tools/vm/labs.sh 5            (host: boots the guest, runs this, plots build/labs/)
 #   bash /usr/lib/rig/lab-5.sh    (in a `make shell` guest)
-# LAB_SECS seconds per point (default 1), messages of LAB_MSG bytes (default 64K).
+# LAB_SECS seconds per point (default 2), messages of LAB_MSG bytes (default 64K).
 # Data blocks:
 #   mtu    netdev_mtu ib_mtu write_mib_s read_mib_s tcp_mib_s write_cpu_sys_pct
 #   conns  conns write_mib_s read_mib_s write_mpps write_cpu_sys_pct read_cpu_sys_pct

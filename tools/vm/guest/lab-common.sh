@@ -11,11 +11,11 @@
 # Everything else is commentary.
 #
 # Environment (set on the rig.sh run command line): LAB_SECS (seconds per bandwidth
-# point, default 1), LAB_COUNT (ping round trips per series, default 2000).
+# point, default 2), LAB_COUNT (ping round trips per series, default 2000).
 
 LAB_HOST=${LAB_HOST:-192.0.2.1}
 LAB_PORT=${LAB_PORT:-18515}
-LAB_SECS=${LAB_SECS:-1}
+LAB_SECS=${LAB_SECS:-2}
 LAB_COUNT=${LAB_COUNT:-2000}
 LAB_FAILS=0
 LAB_SERVER_PID=
