@@ -101,7 +101,8 @@ export LC_ALL=C
 # Packages needed to boot guests / to build and check the module on the host.
 RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
               rdmacm-utils perftest jq xz-utils)
-DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev linux-perf)   # + linux-headers-<abi>-amd64
+DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev
+          linux-perf gnuplot-nox)   # + linux-headers-<abi>-amd64
 # Kernel modules (with their dependencies) put into the initramfs.
 GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)

@@ -1,0 +1,49 @@
+#!/bin/bash
+# lab-4.sh - Lab 4: bandwidth vs message size, RDMA WRITE/READ/SEND vs TCP
+# (Documentation/labs/4-bandwidth.md).
+#   tools/vm/labs.sh 4            (host: boots the guest, runs this, plots build/labs/)
+#   bash /usr/lib/rig/lab-4.sh    (in a `make shell` guest)
+# LAB_SECS seconds per size (default 2). Data blocks bw-T-OP, one row per message size:
+#   size iters bytes secs bw_mib_s msg_rate_mpps cpu_client_pct cpu_client_sys_pct cpu_server_pct
+# shellcheck source=lab-common.sh
+. "$(dirname "$0")/lab-common.sh"
+
+# transport:op:sweep. RDMA SEND is limited to the connection's largest message
+# (max_send_size, a little under 4 KiB: a control buffer less its header); when the sweep's
+# MAX is over it, the sweep is run again up to max_send_size as bench's error names it.
+SERIES="${LAB_SERIES:-rdma:write:64:1M rdma:read:64:1M rdma:send:64:4K tcp:send:64:1M}"
+COLS="size iters bytes secs bw_mib_s msg_rate_mpps cpu_client_pct cpu_client_sys_pct cpu_server_pct"
+
+section "Bandwidth vs message size, $LAB_SECS s per size, one connection, client and server on rxe0"
+start_server || fail "rdmaxfer serve"
+for s in $SERIES; do
+	IFS=: read -r t op lo hi <<<"$s"
+	name=$t-$op
+	ok=0
+	for try in 1 2; do
+		if run_json "/tmp/bw-$name.json" rdmaxfer bench "$LAB_HOST" --port "$LAB_PORT" \
+			--transport "$t" --op "$op" --sweep "$lo:$hi" --duration "$LAB_SECS" --json; then
+			ok=1
+			break
+		fi
+		max=$(sed -n 's/.*max_send_size \([0-9][0-9]*\).*/\1/p' "/tmp/bw-$name.json.err")
+		[ "$try" = 1 ] && [ -n "$max" ] || break
+		echo "(SEND: the connection's max_send_size is $max bytes: sweeping $lo:$max instead)"
+		hi=$max
+	done
+	if [ $ok = 1 ]; then
+		data_begin "bw-$name" "$COLS"
+		jq -r '.rows[] | [.size, .iters, .bytes, .secs, .bw_mib_s, .msg_rate_mpps,
+			(.cpu_client_pct // "NaN"), (.cpu_client_sys_pct // "NaN"),
+			(.cpu_server_pct // "NaN")] | map(tostring) | join(" ")' \
+			"/tmp/bw-$name.json"
+		data_end
+		jq -r '"  depth \(.depth): " + ([.rows[] | "\(.size) B \(.bw_mib_s * 10 | round / 10) MiB/s"] | join(", "))' \
+			"/tmp/bw-$name.json"
+	else
+		fail "bench $t $op"
+	fi
+done
+stop_server
+
+lab_exit
