@@ -213,6 +213,56 @@ struct bconn {
 	uint64_t t_first, t_last;
 };
 
+/*
+ * A barrier whose number of parties can shrink (a thread that could not be
+ * created), which pthread_barrier_t cannot do.
+ */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int parties, waiting;
+	unsigned long gen;
+};
+
+static void gate_init(struct gate *g, unsigned int parties)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->parties = parties;
+	g->waiting = 0;
+	g->gen = 0;
+}
+
+static void gate_open_locked(struct gate *g)
+{
+	g->waiting = 0;
+	g->gen++;
+	pthread_cond_broadcast(&g->cond);
+}
+
+static void gate_wait(struct gate *g)
+{
+	unsigned long gen;
+
+	pthread_mutex_lock(&g->lock);
+	gen = g->gen;
+	if (++g->waiting >= g->parties)
+		gate_open_locked(g);
+	else
+		while (gen == g->gen)
+			pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_set_parties(struct gate *g, unsigned int parties)
+{
+	pthread_mutex_lock(&g->lock);
+	g->parties = parties;
+	if (g->waiting && g->waiting >= parties)
+		gate_open_locked(g);
+	pthread_mutex_unlock(&g->lock);
+}
+
 struct bench_run {
 	const struct bench_opts *o;
 	unsigned int depth;		/* effective */
@@ -221,7 +271,7 @@ struct bench_run {
 	uint64_t nslots;		/* window / size */
 	uint64_t deadline;		/* --duration: now_ns() to stop submitting */
 	bool quit;
-	pthread_barrier_t go, done;
+	struct gate go, done;		/* phase start and end: threads + main */
 	struct bconn *c;
 };
 
@@ -395,12 +445,12 @@ static void *conn_thread(void *arg)
 	struct bench_run *r = bc->run;
 
 	for (;;) {
-		pthread_barrier_wait(&r->go);
+		gate_wait(&r->go);
 		if (r->quit)
 			break;
 		if (!bench_abort)
 			run_phase(r, bc);
-		pthread_barrier_wait(&r->done);
+		gate_wait(&r->done);
 	}
 	return NULL;
 }
@@ -695,8 +745,8 @@ static int bench_size(struct bench_run *r, uint64_t size, struct bench_row *row)
 		return -1;
 	if (!o->iters)
 		r->deadline = now_ns() + (uint64_t)(o->duration * 1e9);
-	pthread_barrier_wait(&r->go);
-	pthread_barrier_wait(&r->done);
+	gate_wait(&r->go);
+	gate_wait(&r->done);
 	if (bench_abort)
 		return -1;
 	if (bench_server_cpu(&r->c[0].s, &sv1))
@@ -741,7 +791,6 @@ int cmd_bench(int argc, char **argv)
 	struct bench_opts o;
 	struct bench_run r;
 	unsigned int nsizes, i, started = 0;
-	bool barriers = false;
 	int ret;
 
 	ret = parse_bench(argc, argv, &o);
@@ -763,12 +812,8 @@ int cmd_bench(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	ret = EXIT_FAIL;
-	if (pthread_barrier_init(&r.go, NULL, o.conns + 1) ||
-	    pthread_barrier_init(&r.done, NULL, o.conns + 1)) {
-		fail("cannot create the threads' barriers");
-		goto out;
-	}
-	barriers = true;
+	gate_init(&r.go, o.conns + 1);
+	gate_init(&r.done, o.conns + 1);
 	for (i = 0; i < o.conns; i++) {
 		if (pthread_create(&r.c[i].th, NULL, conn_thread, &r.c[i])) {
 			fail("cannot create a thread: %s", strerror(errno));
@@ -794,24 +839,15 @@ int cmd_bench(int argc, char **argv)
 	bench_table_end(&o);
 	ret = fflush(stdout) ? fail("writing output failed: %s", strerror(errno)) : EXIT_OK;
 stop:
-	if (started < o.conns) {
-		/* not all threads are there: the barriers cannot be used */
-		bench_abort = 1;
-		for (i = 0; i < o.conns; i++)
-			if (r.c[i].started)
-				pthread_cancel(r.c[i].th);
-	} else {
-		r.quit = true;
-		pthread_barrier_wait(&r.go);
-	}
+	/* the threads wait at the start gate: let them out */
+	r.quit = true;
+	gate_set_parties(&r.go, started + 1);
+	gate_set_parties(&r.done, started + 1);
+	gate_wait(&r.go);
 	for (i = 0; i < o.conns; i++)
 		if (r.c[i].started)
 			pthread_join(r.c[i].th, NULL);
 out:
-	if (barriers) {
-		pthread_barrier_destroy(&r.go);
-		pthread_barrier_destroy(&r.done);
-	}
 	close_all(&r, o.conns);
 	free(r.c);
 	return ret;
