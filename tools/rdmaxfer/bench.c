@@ -1,10 +1,858 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rdmaxfer bench - being written (issue 4). */
+/*
+ * rdmaxfer bench - bandwidth and message rate against `rdmaxfer serve`.
+ *
+ * bench HOST --op write|read|send [--size B | --sweep MIN:MAX]
+ *       [--iters N | --duration S] [--depth N] [--conns N] [--bidir] [--json]
+ *
+ * The main thread connects all --conns connections one after the other
+ * (so a refused or unreachable server gives one error line), registers one
+ * local buffer of the largest size per connection, and starts one thread
+ * per connection, each driving its own /dev/rdmaxfer file.  Every size of
+ * the sweep is one phase between two barriers: before it the main thread
+ * puts send connections in SINK (or, with --bidir, ECHO) mode and takes a
+ * CPU snapshot of both ends (PROTO_CPU_REQ); then every thread keeps
+ * --depth operations in flight on its connection: it fills the pipe with
+ * as few SUBMITs as max_batch allows, REAPs what completed in batches and
+ * refills exactly that many with one SUBMIT.  After the phase the main
+ * thread takes the second snapshots and, for send, asks each connection's
+ * server side how many messages it got (BENCH_END), which must be exactly
+ * what was sent.  Only the data path runs in the threads; all control
+ * messages go from the main thread while the threads wait at a barrier.
+ *
+ * Remote offsets (write/read): operation k of connection c uses the
+ * size-aligned slot (c * depth + k % depth) mod (window / size) of the
+ * server's window: every operation in flight has its own slot, and
+ * connections have disjoint slots while conns * depth * size fits the
+ * window (else they wrap around and share).  All operations of a
+ * connection use offset 0 of its local buffer.  --bidir alternates WRITE
+ * and READ; for send the server echoes every message, and both directions
+ * count.  An echoing connection keeps at most PROTO_ECHO_WINDOW messages
+ * unanswered, whatever --depth says (see proto.h).
+ *
+ * The measured time runs from the first SUBMIT of any connection to the
+ * last completion of any connection (or echo received, with --bidir send).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "session.h"
 #include "bench.h"
+
+#define BENCH_REAP_MAX		256
+#define BENCH_MAX_SIZES		64
+#define BENCH_DEFAULT_SIZE	65536
+#define BENCH_DEFAULT_ITERS	1000
+#define BENCH_DEFAULT_DEPTH	64
+
+/* --- shared with ping.c ------------------------------------------------- */
+
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool fail_said;
+volatile int bench_abort;
+
+void bench_fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&fail_lock);
+	if (!fail_said)
+		warnx_("%s", msg);
+	fail_said = true;
+	bench_abort = 1;
+	pthread_mutex_unlock(&fail_lock);
+}
+
+static const char *opcode_name(unsigned int opcode)
+{
+	switch (opcode) {
+	case RDMAXFER_OP_WRITE:
+		return "RDMA WRITE";
+	case RDMAXFER_OP_READ:
+		return "RDMA READ";
+	case RDMAXFER_OP_SEND:
+		return "SEND";
+	default:
+		return "operation";
+	}
+}
+
+void bench_op_failed(struct session *s, unsigned int opcode, int status)
+{
+	if (status == -ECANCELED)
+		bench_fail("connection to %s lost (%s flushed)", s->peer, opcode_name(opcode));
+	else
+		bench_fail("%s to %s failed: %s", opcode_name(opcode), s->peer, status_words(status));
+}
+
+int bench_event(struct session *s, const struct rdmaxfer_completion *c)
+{
+	switch (c->opcode) {
+	case RDMAXFER_EVENT_WINDOW:
+	case RDMAXFER_EVENT_WRITE_IMM:
+	case RDMAXFER_EVENT_CONNECTED:
+		return 0;
+	case RDMAXFER_EVENT_RECV:
+		s->msgs_ready++;
+		return 0;
+	case RDMAXFER_EVENT_WINDOW_REVOKED:
+		if (c->window_id != s->window_id)
+			return 0;
+		bench_fail("%s revoked its window", s->peer);
+		return -1;
+	case RDMAXFER_EVENT_DISCONNECTED:
+		bench_fail("connection to %s lost: %s", s->peer, status_words(c->status));
+		return -1;
+	default:		/* the session's own control SEND */
+		if (s->inflight)
+			s->inflight--;
+		if (c->status) {
+			bench_op_failed(s, c->opcode, c->status);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+int bench_server_cpu(struct session *s, struct srv_cpu *c)
+{
+	struct proto_msg req = { .type = PROTO_CPU_REQ }, rep;
+
+	if (session_call(s, &req, PROTO_CPU, &rep)) {
+		bench_abort = 1;
+		return -1;
+	}
+	c->wall = now_sec();
+	c->cpu_us = rep.offset;
+	c->busy = rep.length;
+	c->total = rep.round_len;
+	c->hz = rep.status ? 0 : rep.round;
+	return 0;
+}
+
+int bench_begin(struct session *s, uint32_t mode)
+{
+	struct proto_msg req = { .type = PROTO_BENCH_BEGIN, .flags = mode }, rep;
+
+	if (session_call(s, &req, PROTO_BENCH_READY, &rep)) {
+		bench_abort = 1;
+		return -1;
+	}
+	if (rep.status) {
+		bench_fail("%s refused to %s messages: %s", s->peer,
+			   mode == PROTO_BF_ECHO ? "echo" : "sink", strerror((int)rep.status));
+		return -1;
+	}
+	return 0;
+}
+
+int bench_end(struct session *s, uint64_t *msgs, uint64_t *bytes)
+{
+	struct proto_msg req = { .type = PROTO_BENCH_END }, rep;
+
+	if (session_call(s, &req, PROTO_BENCH_DONE, &rep)) {
+		bench_abort = 1;
+		return -1;
+	}
+	*msgs = rep.offset;
+	*bytes = rep.length;
+	return 0;
+}
+
+/* % of one CPU serve used between @a and @b, or -1. */
+static double srv_proc_pct(const struct srv_cpu *a, const struct srv_cpu *b)
+{
+	double wall = b->wall - a->wall;
+
+	if (wall <= 0 || b->cpu_us < a->cpu_us)
+		return -1;
+	return 100.0 * (double)(b->cpu_us - a->cpu_us) / 1e6 / wall;
+}
+
+/* % of one CPU the server's machine was busy between @a and @b, or -1. */
+static double srv_sys_pct(const struct srv_cpu *a, const struct srv_cpu *b)
+{
+	double wall = b->wall - a->wall;
+
+	if (!a->hz || !b->hz || wall <= 0 || b->total <= a->total || b->busy < a->busy)
+		return -1;
+	return 100.0 * (double)(b->busy - a->busy) / b->hz / wall;
+}
+
+/* --- the measurement ----------------------------------------------------- */
+
+struct bench_run;
+
+struct bconn {
+	struct session s;
+	struct bench_run *run;
+	unsigned int idx;
+	pthread_t th;
+	bool started;
+	unsigned char *buf;		/* local data: largest size bytes */
+	uint64_t buf_len;
+	uint32_t buf_id;
+	unsigned char *rbuf;		/* echoes land here (RECV) */
+	struct rdmaxfer_op *ops;	/* depth entries */
+	struct rdmaxfer_completion comp[BENCH_REAP_MAX];
+	uint64_t k;			/* operations posted, all sizes */
+	/* the last phase */
+	uint64_t done, bytes;		/* completed operations and echoes */
+	uint64_t sent;			/* SENDs posted */
+	uint64_t t_first, t_last;
+};
+
+/*
+ * A barrier whose number of parties can shrink (a thread that could not be
+ * created), which pthread_barrier_t cannot do.
+ */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int parties, waiting;
+	unsigned long gen;
+};
+
+static void gate_init(struct gate *g, unsigned int parties)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->parties = parties;
+	g->waiting = 0;
+	g->gen = 0;
+}
+
+static void gate_open_locked(struct gate *g)
+{
+	g->waiting = 0;
+	g->gen++;
+	pthread_cond_broadcast(&g->cond);
+}
+
+static void gate_wait(struct gate *g)
+{
+	unsigned long gen;
+
+	pthread_mutex_lock(&g->lock);
+	gen = g->gen;
+	if (++g->waiting >= g->parties)
+		gate_open_locked(g);
+	else
+		while (gen == g->gen)
+			pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_set_parties(struct gate *g, unsigned int parties)
+{
+	pthread_mutex_lock(&g->lock);
+	g->parties = parties;
+	if (g->waiting && g->waiting >= parties)
+		gate_open_locked(g);
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct bench_run {
+	const struct bench_opts *o;
+	unsigned int depth;		/* effective */
+	unsigned int max_batch;
+	uint64_t size;
+	uint64_t nslots;		/* window / size */
+	uint64_t deadline;		/* --duration: now_ns() to stop submitting */
+	bool quit;
+	struct gate go, done;		/* phase start and end: threads + main */
+	struct bconn *c;
+};
+
+/* Post @n operations; returns how many were posted (EAGAIN: fewer), or -1. */
+static int submit_ops(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *ops, unsigned int n)
+{
+	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(*ops) };
+	unsigned int done = 0;
+
+	while (done < n) {
+		sb.count = n - done < r->max_batch ? n - done : r->max_batch;
+		sb.ops = (uintptr_t)&ops[done];
+		if (!ioctl(bc->s.fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+			done += sb.count;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)	/* max_pending: reap first */
+			break;
+		if (errno == ENOTCONN || errno == ECONNRESET || errno == ENODEV)
+			bench_fail("connection to %s lost", bc->s.peer);
+		else
+			bench_fail("SUBMIT of %s to %s failed: %s", opcode_name(ops[done].opcode),
+				   bc->s.peer, strerror(errno));
+		return -1;
+	}
+	return (int)done;
+}
+
+static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *op)
+{
+	const struct bench_opts *o = r->o;
+
+	memset(op, 0, sizeof(*op));
+	switch (o->op) {
+	case BOP_WRITE:
+	case BOP_READ:
+		if (o->bidir)
+			op->opcode = bc->k & 1 ? RDMAXFER_OP_READ : RDMAXFER_OP_WRITE;
+		else
+			op->opcode = o->op == BOP_WRITE ? RDMAXFER_OP_WRITE : RDMAXFER_OP_READ;
+		op->window_id = bc->s.window_id;
+		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
+				    r->size;
+		break;
+	case BOP_SEND:
+		op->opcode = RDMAXFER_OP_SEND;
+		break;
+	}
+	op->conn_id = bc->s.conn_id;
+	op->buf_id = bc->buf_id;
+	op->length = r->size;
+	op->user_data = BENCH_OP_TAG | op->opcode;
+	bc->k++;
+}
+
+/* Take one echo off the connection (its RECV event came). */
+static int take_echo(struct bconn *bc)
+{
+	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+
+	for (;;) {
+		rv.conn_id = bc->s.conn_id;
+		rv.length = bc->s.ci.max_send_size;
+		rv.addr = (uintptr_t)bc->rbuf;
+		if (!ioctl(bc->s.fd, RDMAXFER_IOC_RECV, &rv))
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return 0;
+		bench_fail("RECV from %s failed: %s", bc->s.peer, strerror(errno));
+		return -1;
+	}
+	bc->done++;
+	bc->bytes += rv.length;
+	return 1;
+}
+
+/* One phase of one connection: the current size, until iters or deadline. */
+static void run_phase(struct bench_run *r, struct bconn *bc)
+{
+	const struct bench_opts *o = r->o;
+	bool echo = o->op == BOP_SEND && o->bidir;
+	uint64_t target = o->iters ? o->iters : UINT64_MAX;
+	uint64_t posted = 0, echoes = 0, idle_from = 0;
+	unsigned int inflight = 0, window = r->depth, i, n;
+	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
+	uint64_t t;
+	int m;
+
+	bc->done = bc->bytes = bc->sent = 0;
+	bc->t_first = bc->t_last = 0;
+	for (;;) {
+		bool more = posted < target && (o->iters || now_ns() < r->deadline);
+		uint64_t outstanding = echo ? posted - echoes : inflight;
+
+		if (bench_abort)
+			return;
+		/* fill the pipe */
+		n = 0;
+		while (more && outstanding + n < window && posted + n < target)
+			build_op(r, bc, &bc->ops[n++]);
+		if (n) {
+			if (!bc->t_first)
+				bc->t_first = now_ns();
+			m = submit_ops(r, bc, bc->ops, n);
+			if (m < 0)
+				return;
+			posted += (unsigned int)m;
+			inflight += (unsigned int)m;
+		}
+		if (!inflight && (!echo || echoes == posted)) {
+			if (!more)
+				break;
+			continue;
+		}
+		/* reap what completed */
+		rp.count = BENCH_REAP_MAX;
+		rp.timeout_ns = 1000000000;
+		rp.completions = (uintptr_t)bc->comp;
+		if (ioctl(bc->s.fd, RDMAXFER_IOC_REAP, &rp)) {
+			if (errno == EINTR)
+				continue;
+			bench_fail("REAP failed: %s", strerror(errno));
+			return;
+		}
+		t = now_ns();
+		if (!rp.count) {
+			if (!idle_from)
+				idle_from = t;
+			else if (t - idle_from > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
+				bench_fail("no completions from %s for %d s", bc->s.peer,
+					   SESSION_IDLE_TIMEOUT_S);
+				return;
+			}
+			continue;
+		}
+		idle_from = 0;
+		for (i = 0; i < rp.count; i++) {
+			const struct rdmaxfer_completion *c = &bc->comp[i];
+
+			if (c->opcode < RDMAXFER_EVENT_WINDOW && (c->user_data & BENCH_OP_TAG)) {
+				if (c->status) {
+					bench_op_failed(&bc->s, c->opcode, c->status);
+					return;
+				}
+				inflight--;
+				bc->done++;
+				bc->bytes += c->bytes;
+				if (c->opcode == RDMAXFER_OP_SEND)
+					bc->sent++;
+				bc->t_last = t;
+			} else if (echo && c->opcode == RDMAXFER_EVENT_RECV) {
+				m = take_echo(bc);
+				if (m < 0)
+					return;
+				echoes += (unsigned int)m;
+				bc->t_last = t;
+			} else if (bench_event(&bc->s, c)) {
+				return;
+			}
+		}
+	}
+}
+
+static void *conn_thread(void *arg)
+{
+	struct bconn *bc = arg;
+	struct bench_run *r = bc->run;
+
+	for (;;) {
+		gate_wait(&r->go);
+		if (r->quit)
+			break;
+		if (!bench_abort)
+			run_phase(r, bc);
+		gate_wait(&r->done);
+	}
+	return NULL;
+}
+
+/* --- options ------------------------------------------------------------- */
+
+static void bench_help(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer bench HOST [--port N] --op write|read|send\n"
+		"                      [--size BYTES | --sweep MIN:MAX] [--iters N | --duration S]\n"
+		"                      [--depth N] [--conns N] [--bidir] [--transport rdma|tcp|udp]\n"
+		"                      [--json]\n"
+		"\n"
+		"Measure bandwidth and message rate to 'rdmaxfer serve' at HOST: RDMA WRITE\n"
+		"into or READ from its window, or SEND messages it counts and drops, with\n"
+		"--depth operations in flight per connection.  One row per size.\n"
+		"\n"
+		"  --port N          server port (default %u)\n"
+		"  --op OP           write, read or send\n"
+		"  --size BYTES      bytes per operation (default 64K; K, M, G suffixes)\n"
+		"  --sweep MIN:MAX   sizes MIN, 2*MIN, 4*MIN, ... and MAX, one row each\n"
+		"  --iters N         operations per connection and size (default %u)\n"
+		"  --duration S      run S seconds per size instead\n"
+		"  --depth N         operations in flight per connection (default %u, at most %u)\n"
+		"  --conns N         connections, one thread each (default 1, at most %u)\n"
+		"  --bidir           write/read: alternate WRITE and READ; send: the server\n"
+		"                    echoes every message (both directions count)\n"
+		"  --transport T     rdma (default), or tcp/udp to the same server\n"
+		"  --json            one JSON object on stdout\n",
+		RDMAXFER_DEFAULT_PORT, BENCH_DEFAULT_ITERS, BENCH_DEFAULT_DEPTH, BENCH_MAX_DEPTH,
+		BENCH_MAX_CONNS);
+}
+
+/* Returns -1 when parsed, else an exit code. */
+static int parse_bench(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "size", required_argument, NULL, 's' },
+		{ "sweep", required_argument, NULL, 'w' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "conns", required_argument, NULL, 'c' },
+		{ "bidir", no_argument, NULL, 'b' },
+		{ "transport", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_op = false, have_size = false, have_sweep = false, have_iters = false;
+	struct rdmaxfer_addr a;
+	uint64_t v;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = RDMAXFER_DEFAULT_PORT;
+	o->size_min = o->size_max = BENCH_DEFAULT_SIZE;
+	o->iters = BENCH_DEFAULT_ITERS;
+	o->depth = BENCH_DEFAULT_DEPTH;
+	o->conns = 1;
+	o->transport = BT_RDMA;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_uint(optarg, 65535, &v))
+				return usage_error("bench ", "bad --port '%s' (0 .. 65535)", optarg);
+			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
+			break;
+		case 'o':
+			if (parse_bench_op(optarg, &o->op))
+				return usage_error("bench ", "bad --op '%s' (write, read or send)", optarg);
+			have_op = true;
+			break;
+		case 's':
+			if (parse_size(optarg, &v) || !v)
+				return usage_error("bench ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
+						   optarg);
+			o->size_min = o->size_max = v;
+			have_size = true;
+			break;
+		case 'w':
+			if (parse_sweep(optarg, &o->size_min, &o->size_max))
+				return usage_error("bench ", "bad --sweep '%s' (MIN:MAX, sizes with K, M, G suffixes, 1 <= MIN <= MAX)",
+						   optarg);
+			have_sweep = true;
+			break;
+		case 'n':
+			if (parse_uint(optarg, UINT64_MAX, &v) || !v)
+				return usage_error("bench ", "bad --iters '%s' (a number, at least 1)", optarg);
+			o->iters = v;
+			have_iters = true;
+			break;
+		case 'D':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 86400)
+				return usage_error("bench ", "bad --duration '%s' (seconds, more than 0)", optarg);
+			break;
+		case 'd':
+			if (parse_uint(optarg, BENCH_MAX_DEPTH, &v) || !v)
+				return usage_error("bench ", "bad --depth '%s' (1 .. %u)", optarg, BENCH_MAX_DEPTH);
+			o->depth = (unsigned int)v;
+			break;
+		case 'c':
+			if (parse_uint(optarg, BENCH_MAX_CONNS, &v) || !v)
+				return usage_error("bench ", "bad --conns '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
+			o->conns = (unsigned int)v;
+			break;
+		case 'b':
+			o->bidir = true;
+			break;
+		case 't':
+			if (parse_transport(optarg, &o->transport))
+				return usage_error("bench ", "bad --transport '%s' (rdma, tcp or udp)", optarg);
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			bench_help(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("bench ", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("bench ", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("bench ", "missing HOST (the server's IPv4 or IPv6 address)");
+	if (optind + 1 < argc)
+		return usage_error("bench ", "unexpected argument '%s'", argv[optind + 1]);
+	o->host = argv[optind];
+	if (parse_addr(o->host, o->port, &a))
+		return usage_error("bench ", "'%s' is not an IPv4 or IPv6 address", o->host);
+	if (!have_op)
+		return usage_error("bench ", "missing --op (write, read or send)");
+	if (have_size && have_sweep)
+		return usage_error("bench ", "give --size or --sweep, not both");
+	if (o->duration > 0 && have_iters)
+		return usage_error("bench ", "give --iters or --duration, not both");
+	if (o->duration > 0)
+		o->iters = 0;
+	if (o->transport != BT_RDMA && o->size_max > sock_max_msg(o->transport, false))
+		return usage_error("bench ", "a message of %llu bytes is more than %s carries (%llu bytes)",
+				   (unsigned long long)o->size_max, transport_name(o->transport),
+				   (unsigned long long)sock_max_msg(o->transport, false));
+	return -1;
+}
+
+/* --- the command --------------------------------------------------------- */
+
+static void close_all(struct bench_run *r, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct bconn *bc = &r->c[i];
+
+		session_close(&bc->s);
+		if (bc->buf)
+			munmap(bc->buf, bc->buf_len);
+		free(bc->rbuf);
+		free(bc->ops);
+	}
+}
+
+/* The sizes of the sweep: MIN, 2*MIN, ... below MAX, then MAX. */
+static unsigned int sweep_sizes(const struct bench_opts *o, uint64_t *sizes)
+{
+	uint64_t size = o->size_min;
+	unsigned int n = 0;
+
+	while (n < BENCH_MAX_SIZES - 1 && size < o->size_max) {
+		sizes[n++] = size;
+		if (size > o->size_max / 2)
+			break;
+		size *= 2;
+	}
+	sizes[n++] = o->size_max;
+	return n;
+}
+
+/* --transport tcp|udp: sock.c measures, we print. */
+static int bench_sock(const struct bench_opts *o, const uint64_t *sizes, unsigned int nsizes)
+{
+	struct bench_row rows[BENCH_MAX_SIZES];
+	unsigned int i;
+	int rc;
+
+	if (!o->json)
+		bench_table_begin(o);
+	for (i = 0; i < nsizes; i++) {
+		memset(&rows[i], 0, sizeof(rows[i]));
+		rc = sock_bench_size(o, sizes[i], &rows[i]);
+		if (rc)
+			return rc == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
+		if (!o->json)
+			bench_table_row(o, &rows[i]);
+	}
+	if (o->json) {
+		bench_table_begin(o);
+		for (i = 0; i < nsizes; i++)
+			bench_table_row(o, &rows[i]);
+	}
+	bench_table_end(o);
+	return fflush(stdout) ? fail("writing output failed: %s", strerror(errno)) : EXIT_OK;
+}
+
+/* Connect everything and check the sizes against the server's limits. */
+static int bench_setup(struct bench_run *r)
+{
+	const struct bench_opts *o = r->o;
+	uint32_t access = 0;
+	char a[48], b[48];
+	unsigned int i;
+
+	if (o->op != BOP_SEND)
+		access = o->bidir ? RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_READ :
+		 o->op == BOP_WRITE ? RDMAXFER_REMOTE_WRITE : RDMAXFER_REMOTE_READ;
+	for (i = 0; i < o->conns; i++) {
+		struct bconn *bc = &r->c[i];
+
+		bc->run = r;
+		bc->idx = i;
+		if (session_open(&bc->s, o->host, o->port))
+			return EXIT_FAIL;
+		if (access && session_wait_window(&bc->s, access))
+			return EXIT_FAIL;
+		if (i)
+			continue;
+		/* the limits, from the first connection */
+		if (o->op == BOP_SEND && o->size_max > bc->s.ci.max_send_size)
+			return usage_error("bench ", "a SEND of %llu bytes is larger than the largest message %s accepts (max_send_size %u bytes)",
+					   (unsigned long long)o->size_max, bc->s.peer,
+					   bc->s.ci.max_send_size);
+		if (o->op != BOP_SEND && o->size_max > bc->s.window_len) {
+			format_bytes(o->size_max, a, sizeof(a));
+			format_bytes(bc->s.window_len, b, sizeof(b));
+			return fail("an operation of %s does not fit the window of %s at %s", a, b,
+				    bc->s.peer);
+		}
+		if (o->op != BOP_SEND && o->size_max > bc->s.max_op) {
+			format_bytes(o->size_max, a, sizeof(a));
+			format_bytes(bc->s.max_op, b, sizeof(b));
+			return fail("an operation of %s is larger than the largest one the connection to %s takes (max_op_size %s)",
+				    a, bc->s.peer, b);
+		}
+	}
+	r->max_batch = r->c[0].s.info.max_batch ? r->c[0].s.info.max_batch : 1;
+	r->depth = o->depth;
+	if (o->op == BOP_SEND && o->bidir && r->depth > PROTO_ECHO_WINDOW)
+		r->depth = PROTO_ECHO_WINDOW;
+	for (i = 0; i < o->conns; i++) {
+		struct bconn *bc = &r->c[i];
+
+		bc->buf_len = o->size_max;
+		bc->buf = map_anon(bc->buf_len);
+		if (!bc->buf)
+			return EXIT_FAIL;
+		memset(bc->buf, 0x5a, bc->buf_len);	/* never looks like a control message */
+		if (session_reg(&bc->s, bc->buf, bc->buf_len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+				&bc->buf_id))
+			return EXIT_FAIL;
+		bc->ops = calloc(r->depth, sizeof(*bc->ops));
+		bc->rbuf = malloc(bc->s.ci.max_send_size ? bc->s.ci.max_send_size : 4096);
+		if (!bc->ops || !bc->rbuf)
+			return fail("out of memory");
+	}
+	return -1;
+}
+
+/* One size: returns 0 with @row filled, or -1 (printed). */
+static int bench_size(struct bench_run *r, uint64_t size, struct bench_row *row)
+{
+	const struct bench_opts *o = r->o;
+	uint64_t first = UINT64_MAX, last = 0, msgs, bytes;
+	struct srv_cpu sv0, sv1;
+	struct cpu_snap c0, c1;
+	unsigned int i;
+
+	r->size = size;
+	r->nslots = o->op == BOP_SEND ? 1 : r->c[0].s.window_len / size;
+	if (!r->nslots)
+		r->nslots = 1;
+	if (o->op == BOP_SEND)
+		for (i = 0; i < o->conns; i++)
+			if (bench_begin(&r->c[i].s, o->bidir ? PROTO_BF_ECHO : PROTO_BF_SINK))
+				return -1;
+	cpu_snap(&c0);
+	if (bench_server_cpu(&r->c[0].s, &sv0))
+		return -1;
+	if (!o->iters)
+		r->deadline = now_ns() + (uint64_t)(o->duration * 1e9);
+	gate_wait(&r->go);
+	gate_wait(&r->done);
+	if (bench_abort)
+		return -1;
+	if (bench_server_cpu(&r->c[0].s, &sv1))
+		return -1;
+	cpu_snap(&c1);
+
+	memset(row, 0, sizeof(*row));
+	row->size = size;
+	for (i = 0; i < o->conns; i++) {
+		struct bconn *bc = &r->c[i];
+
+		row->iters += bc->done;
+		row->bytes += bc->bytes;
+		if (bc->t_first && bc->t_first < first)
+			first = bc->t_first;
+		if (bc->t_last > last)
+			last = bc->t_last;
+		if (o->op != BOP_SEND)
+			continue;
+		if (bench_end(&bc->s, &msgs, &bytes))
+			return -1;
+		if (msgs != bc->sent || bytes != bc->sent * size) {
+			bench_fail("%s received %llu messages (%llu bytes) on connection %u, we sent %llu (%llu bytes)",
+				   bc->s.peer, (unsigned long long)msgs, (unsigned long long)bytes,
+				   i + 1, (unsigned long long)bc->sent,
+				   (unsigned long long)(bc->sent * size));
+			return -1;
+		}
+	}
+	row->secs = last > first ? (double)(last - first) / 1e9 : 0;
+	row->cpu_client = cpu_proc_pct(&c0, &c1);
+	row->cpu_client_sys = cpu_sys_pct(&c0, &c1);
+	row->cpu_server = srv_proc_pct(&sv0, &sv1);
+	row->cpu_server_sys = srv_sys_pct(&sv0, &sv1);
+	return 0;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return fail("bench: not built yet");
+	struct bench_row rows[BENCH_MAX_SIZES];
+	uint64_t sizes[BENCH_MAX_SIZES];
+	struct bench_opts o;
+	struct bench_run r;
+	unsigned int nsizes, i, started = 0;
+	int ret;
+
+	ret = parse_bench(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	nsizes = sweep_sizes(&o, sizes);
+	if (o.transport != BT_RDMA)
+		return bench_sock(&o, sizes, nsizes);
+
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	bench_abort = 0;
+	r.c = calloc(o.conns, sizeof(*r.c));
+	if (!r.c)
+		return fail("out of memory");
+	for (i = 0; i < o.conns; i++)
+		r.c[i].s.fd = -1;
+	ret = bench_setup(&r);
+	if (ret >= 0)
+		goto out;
+	ret = EXIT_FAIL;
+	gate_init(&r.go, o.conns + 1);
+	gate_init(&r.done, o.conns + 1);
+	for (i = 0; i < o.conns; i++) {
+		if (pthread_create(&r.c[i].th, NULL, conn_thread, &r.c[i])) {
+			fail("cannot create a thread: %s", strerror(errno));
+			goto stop;
+		}
+		r.c[i].started = true;
+		started++;
+	}
+
+	if (!o.json)
+		bench_table_begin(&o);
+	for (i = 0; i < nsizes; i++) {
+		if (bench_size(&r, sizes[i], &rows[i]))
+			goto stop;
+		if (!o.json)
+			bench_table_row(&o, &rows[i]);
+	}
+	if (o.json) {
+		bench_table_begin(&o);
+		for (i = 0; i < nsizes; i++)
+			bench_table_row(&o, &rows[i]);
+	}
+	bench_table_end(&o);
+	ret = fflush(stdout) ? fail("writing output failed: %s", strerror(errno)) : EXIT_OK;
+stop:
+	/* the threads wait at the start gate: let them out */
+	r.quit = true;
+	gate_set_parties(&r.go, started + 1);
+	gate_set_parties(&r.done, started + 1);
+	gate_wait(&r.go);
+	for (i = 0; i < o.conns; i++)
+		if (r.c[i].started)
+			pthread_join(r.c[i].th, NULL);
+out:
+	close_all(&r, o.conns);
+	free(r.c);
+	return ret;
 }

@@ -130,4 +130,41 @@ int cmd_regbench(int argc, char **argv);
  */
 uint64_t sock_max_msg(enum bench_transport t, bool ping);
 
+/*
+ * bench.c: what ping.c shares with bench.c over RDMA (added for issue 4).
+ * Operations the measurements post carry BENCH_OP_TAG in user_data, so
+ * that completions of the session's own control SENDs can be told apart.
+ */
+#define BENCH_OP_TAG		(1ull << 62)
+
+struct session;
+struct rdmaxfer_completion;
+
+/* The server's CPU counters at one moment (PROTO_CPU_REQ / PROTO_CPU). */
+struct srv_cpu {
+	double wall;			/* our clock when the answer came */
+	uint64_t cpu_us;		/* serve's user + system time */
+	uint64_t busy, total;		/* its machine's /proc/stat ticks */
+	uint32_t hz;			/* ticks per second, 0: unknown */
+};
+
+/* Print one error line, the first of all threads only, and stop them all. */
+void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set once anything failed (bench_fail, or a failure seen by a caller). */
+extern volatile int bench_abort;
+/*
+ * Account for an entry REAP returned that is not one of the measured
+ * operations (a session control SEND, an event).  Returns 0, or -1 after
+ * bench_fail() (connection lost, window revoked, control SEND failed).
+ */
+int bench_event(struct session *s, const struct rdmaxfer_completion *c);
+/* Error line for a measured operation that completed with @status. */
+void bench_op_failed(struct session *s, unsigned int opcode, int status);
+/* Ask the server for its CPU counters.  Returns 0 or -1 (printed). */
+int bench_server_cpu(struct session *s, struct srv_cpu *c);
+/* Put a connection in SINK or ECHO mode (PROTO_BF_*); 0 or -1 (printed). */
+int bench_begin(struct session *s, uint32_t mode);
+/* End bench mode: the server's count of data messages and bytes. */
+int bench_end(struct session *s, uint64_t *msgs, uint64_t *bytes);
+
 #endif /* RDMAXFER_BENCH_H */

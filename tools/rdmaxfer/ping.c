@@ -1,10 +1,366 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rdmaxfer ping - being written (issue 4). */
+/*
+ * rdmaxfer ping - round-trip latency to `rdmaxfer serve`.
+ *
+ * ping HOST [--op send|write|read] [--size B] [--count N] [--warmup N]
+ *      [--poll busy|block] [--histogram] [--json]
+ *
+ * Exactly one operation is in flight.  --op write (read): one RDMA WRITE
+ * (READ) of --size bytes into (from) the server's window at offset 0,
+ * timed from just before its SUBMIT to just after the REAP that returns
+ * its completion: one network round trip that the server's RDMA device
+ * answers without any server CPU.  --op send (the default): the
+ * connection is put in ECHO mode (proto.h: BENCH_BEGIN), and each SEND of
+ * --size bytes is timed from just before its SUBMIT to just after the REAP
+ * that returns the RECV event of the server's echo; the echo is then taken
+ * (RECV, not timed) and compared with what was sent.  Round trips of
+ * --warmup first, not measured.  --poll busy REAPs with timeout 0 in a
+ * loop; --poll block REAPs and sleeps in the kernel until something comes
+ * (default: busy for write and read, block for send; see POLL_DEFAULT).
+ * At the end BENCH_END checks the server saw every message.
+ *
+ * The statistics and their printing are lat_report()'s (bench_util.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "session.h"
 #include "bench.h"
+
+#define PING_DEFAULT_SIZE	8
+#define PING_DEFAULT_COUNT	1000
+#define PING_DEFAULT_WARMUP	100
+#define PING_MAX_COUNT		100000000ull
+#define PING_REAP_MAX		16
+
+/*
+ * --poll default: the lower p50 in the rig's guest (Documentation/cli.md).
+ * write/read: busy (a few us lower).  send: block -- a spinning client
+ * takes a CPU from the server's event loop and from rxe, and the echo
+ * comes milliseconds later.
+ */
+#define POLL_DEFAULT	(-1)
+
+static void ping_help(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaxfer ping HOST [--port N] [--op send|write|read] [--size BYTES]\n"
+		"                     [--count N] [--warmup N] [--poll busy|block] [--histogram]\n"
+		"                     [--transport rdma|tcp|udp] [--json]\n"
+		"\n"
+		"Measure round-trip latency to 'rdmaxfer serve' at HOST, one operation at a\n"
+		"time: min, p50, p99, p99.9, max and mean in microseconds.\n"
+		"\n"
+		"  --port N        server port (default %u)\n"
+		"  --op OP         send (default: the server echoes each message), write or\n"
+		"                  read (RDMA into/from the server's window: its device\n"
+		"                  answers, its CPU does nothing)\n"
+		"  --size BYTES    bytes per operation (default %u)\n"
+		"  --count N       measured round trips (default %u)\n"
+		"  --warmup N      round trips before them, not measured (default %u)\n"
+		"  --poll MODE     busy: spin on REAP (default for write and read); block:\n"
+		"                  sleep in REAP (default for send)\n"
+		"  --histogram     add a log2 histogram of the round trips\n"
+		"  --transport T   rdma (default), or tcp/udp to the same server\n"
+		"  --json          one JSON object on stdout\n",
+		RDMAXFER_DEFAULT_PORT, PING_DEFAULT_SIZE, PING_DEFAULT_COUNT, PING_DEFAULT_WARMUP);
+}
+
+/* Returns -1 when parsed, else an exit code. */
+static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "size", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "poll", required_argument, NULL, 'P' },
+		{ "histogram", no_argument, NULL, 'H' },
+		{ "transport", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rdmaxfer_addr a;
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = RDMAXFER_DEFAULT_PORT;
+	o->op = BOP_SEND;
+	o->transport = BT_RDMA;
+	o->size = PING_DEFAULT_SIZE;
+	o->count = PING_DEFAULT_COUNT;
+	o->warmup = PING_DEFAULT_WARMUP;
+	*busy = POLL_DEFAULT;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_uint(optarg, 65535, &v))
+				return usage_error("ping ", "bad --port '%s' (0 .. 65535)", optarg);
+			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
+			break;
+		case 'o':
+			if (parse_bench_op(optarg, &o->op))
+				return usage_error("ping ", "bad --op '%s' (send, write or read)", optarg);
+			break;
+		case 's':
+			if (parse_size(optarg, &o->size) || !o->size)
+				return usage_error("ping ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
+						   optarg);
+			break;
+		case 'c':
+			if (parse_uint(optarg, PING_MAX_COUNT, &o->count) || !o->count)
+				return usage_error("ping ", "bad --count '%s' (1 .. %llu)", optarg,
+						   PING_MAX_COUNT);
+			break;
+		case 'w':
+			if (parse_uint(optarg, PING_MAX_COUNT, &o->warmup))
+				return usage_error("ping ", "bad --warmup '%s' (0 .. %llu)", optarg,
+						   PING_MAX_COUNT);
+			break;
+		case 'P':
+			if (!strcmp(optarg, "busy"))
+				*busy = 1;
+			else if (!strcmp(optarg, "block"))
+				*busy = 0;
+			else
+				return usage_error("ping ", "bad --poll '%s' (busy or block)", optarg);
+			break;
+		case 'H':
+			o->histogram = true;
+			break;
+		case 't':
+			if (parse_transport(optarg, &o->transport))
+				return usage_error("ping ", "bad --transport '%s' (rdma, tcp or udp)", optarg);
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			ping_help(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("ping ", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("ping ", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("ping ", "missing HOST (the server's IPv4 or IPv6 address)");
+	if (optind + 1 < argc)
+		return usage_error("ping ", "unexpected argument '%s'", argv[optind + 1]);
+	o->host = argv[optind];
+	if (parse_addr(o->host, o->port, &a))
+		return usage_error("ping ", "'%s' is not an IPv4 or IPv6 address", o->host);
+	if (o->transport != BT_RDMA && o->size > sock_max_msg(o->transport, true))
+		return usage_error("ping ", "--size %llu is more than %s carries in one message (%llu bytes)",
+				   (unsigned long long)o->size, transport_name(o->transport),
+				   (unsigned long long)sock_max_msg(o->transport, true));
+	if (*busy == POLL_DEFAULT)
+		*busy = o->op != BOP_SEND;
+	return -1;
+}
+
+/*
+ * One round trip: SUBMIT @op, REAP until its completion and (@echo) the
+ * RECV event of the echo.  *@ns is the time until the last of what was
+ * waited for is returned by REAP.  Returns 0 or -1 (printed).
+ */
+static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool busy,
+		      uint64_t *ns)
+{
+	struct rdmaxfer_submit sb = { .size = sizeof(sb), .count = 1, .op_size = sizeof(*op) };
+	struct rdmaxfer_completion c[PING_REAP_MAX];
+	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
+	bool got_op = false, got_echo = !echo;
+	uint64_t t0, t1 = 0, t;
+	uint32_t i;
+
+	sb.ops = (uintptr_t)op;
+	t0 = now_ns();
+	while (ioctl(s->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+		if (errno == EINTR)
+			continue;
+		if (errno == ENOTCONN || errno == ECONNRESET || errno == ENODEV)
+			bench_fail("connection to %s lost", s->peer);
+		else
+			bench_fail("SUBMIT to %s failed: %s", s->peer, strerror(errno));
+		return -1;
+	}
+	while (!got_op || !got_echo) {
+		rp.count = PING_REAP_MAX;
+		rp.timeout_ns = busy ? 0 : 1000000000;
+		rp.completions = (uintptr_t)c;
+		if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp)) {
+			if (errno == EINTR)
+				continue;
+			bench_fail("REAP failed: %s", strerror(errno));
+			return -1;
+		}
+		t = now_ns();
+		if (!rp.count && t - t0 > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
+			bench_fail("no answer from %s for %d s", s->peer, SESSION_IDLE_TIMEOUT_S);
+			return -1;
+		}
+		for (i = 0; i < rp.count; i++) {
+			if (c[i].opcode < RDMAXFER_EVENT_WINDOW && (c[i].user_data & BENCH_OP_TAG)) {
+				if (c[i].status) {
+					bench_op_failed(s, c[i].opcode, c[i].status);
+					return -1;
+				}
+				got_op = true;
+				if (!echo)
+					t1 = t;
+			} else if (echo && c[i].opcode == RDMAXFER_EVENT_RECV && !got_echo) {
+				got_echo = true;
+				t1 = t;
+			} else if (bench_event(s, &c[i])) {
+				return -1;
+			}
+		}
+	}
+	*ns = t1 - t0;
+	return 0;
+}
+
+/* Take the echo off the connection and check it is what we sent. */
+static int take_echo(struct session *s, const unsigned char *sent, unsigned char *rbuf,
+		     uint64_t size)
+{
+	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+
+	for (;;) {
+		rv.conn_id = s->conn_id;
+		rv.length = s->ci.max_send_size;
+		rv.addr = (uintptr_t)rbuf;
+		if (!ioctl(s->fd, RDMAXFER_IOC_RECV, &rv))
+			break;
+		if (errno == EINTR)
+			continue;
+		bench_fail("RECV from %s failed: %s", s->peer, strerror(errno));
+		return -1;
+	}
+	if (rv.length != size || memcmp(rbuf, sent, size)) {
+		bench_fail("%s echoed a %u-byte message that is not the %llu bytes we sent (is it 'rdmaxfer serve'?)",
+			   s->peer, rv.length, (unsigned long long)size);
+		return -1;
+	}
+	return 0;
+}
+
+static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
+{
+	struct session s = { .fd = -1 };
+	struct rdmaxfer_op op = { 0 };
+	unsigned char *buf = NULL, *rbuf = NULL;
+	uint64_t i, total = o->warmup + o->count, t, msgs, bytes;
+	bool echo = o->op == BOP_SEND;
+	uint32_t buf_id;
+	char a[48], b[48];
+	int ret = EXIT_FAIL;
+
+	bench_abort = 0;
+	if (session_open(&s, o->host, o->port))
+		goto out;
+	if (echo && o->size > s.ci.max_send_size) {
+		ret = usage_error("ping ", "a SEND of %llu bytes is larger than the largest message %s accepts (max_send_size %u bytes)",
+				  (unsigned long long)o->size, s.peer, s.ci.max_send_size);
+		goto out;
+	}
+	if (!echo) {
+		if (session_wait_window(&s, o->op == BOP_WRITE ? RDMAXFER_REMOTE_WRITE :
+								RDMAXFER_REMOTE_READ))
+			goto out;
+		if (o->size > s.window_len || o->size > s.max_op) {
+			format_bytes(o->size, a, sizeof(a));
+			format_bytes(o->size > s.window_len ? s.window_len : s.max_op, b, sizeof(b));
+			fail("a %s of %s does not fit %s %s at %s", bench_op_name(o->op), a,
+			     o->size > s.window_len ? "the window of" : "max_op_size", b, s.peer);
+			goto out;
+		}
+	}
+	buf = map_anon(o->size);
+	if (!buf)
+		goto out;
+	memset(buf, 0x5a, o->size);	/* never looks like a control message */
+	if (session_reg(&s, buf, o->size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf_id))
+		goto out;
+	if (echo) {
+		rbuf = malloc(s.ci.max_send_size);
+		if (!rbuf) {
+			fail("out of memory");
+			goto out;
+		}
+		if (bench_begin(&s, PROTO_BF_ECHO))
+			goto out;
+	}
+
+	op.opcode = o->op == BOP_WRITE ? RDMAXFER_OP_WRITE :
+		    o->op == BOP_READ ? RDMAXFER_OP_READ : RDMAXFER_OP_SEND;
+	op.conn_id = s.conn_id;
+	op.buf_id = buf_id;
+	op.window_id = echo ? 0 : s.window_id;
+	op.length = o->size;
+	op.user_data = BENCH_OP_TAG | op.opcode;
+	for (i = 0; i < total; i++) {
+		if (round_trip(&s, &op, echo, busy, &t))
+			goto out;
+		if (echo && take_echo(&s, buf, rbuf, o->size))
+			goto out;
+		if (i >= o->warmup)
+			ns[i - o->warmup] = t;
+	}
+	if (echo) {
+		if (bench_end(&s, &msgs, &bytes))
+			goto out;
+		if (msgs != total || bytes != total * o->size) {
+			fail("%s received %llu messages (%llu bytes), we sent %llu", s.peer,
+			     (unsigned long long)msgs, (unsigned long long)bytes,
+			     (unsigned long long)total);
+			goto out;
+		}
+	}
+	ret = EXIT_OK;
+out:
+	session_close(&s);
+	if (buf)
+		munmap(buf, o->size);
+	free(rbuf);
+	return ret;
+}
 
 int cmd_ping(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return fail("ping: not built yet");
+	struct ping_opts o;
+	uint64_t *ns;
+	int busy;
+	int ret;
+
+	ret = parse_ping(argc, argv, &o, &busy);
+	if (ret >= 0)
+		return ret;
+	ns = calloc(o.count, sizeof(*ns));
+	if (!ns)
+		return fail("out of memory for %llu samples", (unsigned long long)o.count);
+	if (o.transport == BT_RDMA) {
+		ret = ping_rdma(&o, busy == 1, ns);
+	} else {
+		ret = sock_ping(&o, ns);
+		if (ret)
+			ret = ret == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
+	}
+	if (ret == EXIT_OK) {
+		lat_report(&o, ns, o.count);
+		if (fflush(stdout))
+			ret = fail("writing output failed: %s", strerror(errno));
+	}
+	free(ns);
+	return ret;
 }

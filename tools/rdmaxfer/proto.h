@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmaxfer CLI - the application protocol between `rdmaxfer serve` and the
- * clients `write`, `read` and `send`.
+ * clients `write`, `read`, `send`, `ping` and `bench`.
  *
  * The kernel module moves bytes (RDMA WRITE/READ into a window, SEND into the
  * peer's message queue, WRITE_WITH_IMM notifications); this small protocol on
@@ -19,6 +19,10 @@
  *    (rounds, see 2.)              ROUND_DONE round offset length crc status
  *    CSUM_REQ offset length        CSUM offset length crc status
  *    SYNC                          SYNC_ACK            (all earlier messages handled)
+ *    BENCH_BEGIN flags             BENCH_READY status  (see 3.)
+ *    BENCH_END                     BENCH_DONE offset=messages length=bytes
+ *    CPU_REQ                       CPU offset=cpu_us length=busy round_len=total
+ *                                      round=clk_tck status
  *    anything else                 ERROR status=EPROTO
  *
  *    status is 0 or a positive Linux errno (ERANGE: outside the window,
@@ -48,6 +52,33 @@
  * A client that writes without WRITE_BEGIN (another program) still gets its
  * data saved: on disconnect the server writes window bytes [0, highest byte
  * notified by a WRITE_IMM) to --out.
+ *
+ * 3. Measurements (`rdmaxfer ping` and `bench`).  BENCH_BEGIN with exactly
+ *    one of the flags PROTO_BF_SINK and PROTO_BF_ECHO puts this connection
+ *    in a bench mode and zeroes its bench counters; BENCH_READY answers it
+ *    (status EINVAL for other flags).  In SINK mode the server takes every
+ *    data message (RECV) as soon as it sees it, counts it and throws it
+ *    away: nothing is printed or saved.  In ECHO mode it SENDs every data
+ *    message back unchanged, in order, and counts it; control messages
+ *    are still answered in both modes.  An echoing client keeps at most
+ *    PROTO_ECHO_WINDOW messages unanswered: a message's credit comes back
+ *    only when its receiver takes it, and a server waiting for the
+ *    client's credits to echo stops serving everybody.  BENCH_END answers
+ *    BENCH_DONE with offset = data messages and length = their bytes
+ *    received since BENCH_BEGIN, and puts the connection back in the
+ *    normal mode (messages printed).  The client checks that the server
+ *    got exactly what it sent.  Data messages never look like control
+ *    messages (proto_looks_like_ctl()).
+ *
+ *    CPU_REQ asks for the server's CPU use now: CPU carries offset = CPU
+ *    time of the serve process (user + system, all threads) in
+ *    microseconds, length and round_len = busy and total ticks of all CPUs
+ *    of its machine (/proc/stat, busy = total - idle - iowait), round =
+ *    the ticks per second (sysconf(_SC_CLK_TCK)); status ENOENT with
+ *    length = round_len = 0 when /proc/stat cannot be read.  Two answers
+ *    give the server's CPU use between them; the client times them with
+ *    its own clock.  WRITE and READ benchmarks need nothing else from the
+ *    server: its RDMA device answers them.
  */
 #ifndef RDMAXFER_PROTO_H
 #define RDMAXFER_PROTO_H
@@ -66,10 +97,23 @@ enum proto_type {
 	PROTO_SYNC = 6,
 	PROTO_SYNC_ACK = 7,
 	PROTO_ERROR = 8,
+	PROTO_BENCH_BEGIN = 9,
+	PROTO_BENCH_READY = 10,
+	PROTO_BENCH_END = 11,
+	PROTO_BENCH_DONE = 12,
+	PROTO_CPU_REQ = 13,
+	PROTO_CPU = 14,
 };
 
 /* WRITE_BEGIN flags */
 #define PROTO_F_VERIFY		1u	/* ROUND_DONE carries the CRC32C of the round */
+
+/* BENCH_BEGIN flags: exactly one */
+#define PROTO_BF_SINK		1u	/* count and discard data messages */
+#define PROTO_BF_ECHO		2u	/* SEND every data message back */
+
+/* Most data messages an echoing client may have unanswered. */
+#define PROTO_ECHO_WINDOW	16
 
 /* The immediate data of the WRITE_WITH_IMM that ends a round. */
 #define PROTO_IMM_LAST		0x80000000u

@@ -27,10 +27,16 @@
  * and exits 1 when no connection got the window yet, else drops that
  * connection.  Then the server follows the protocol of proto.h:
  *
- *  - messages: control messages are answered (WRITE_BEGIN, CSUM_REQ, SYNC);
- *    every other message is user data, written as it is to stdout, or
- *    appended to --out (with --json and no --out: to stderr, since stdout
- *    carries only the JSON object);
+ *  - messages: control messages are answered (WRITE_BEGIN, CSUM_REQ, SYNC,
+ *    BENCH_BEGIN, BENCH_END, CPU_REQ); every other message is user data,
+ *    written as it is to stdout, or appended to --out (with --json and no
+ *    --out: to stderr, since stdout carries only the JSON object) -- except
+ *    on a connection that `ping` or `bench` put in SINK mode (data messages
+ *    are counted and dropped) or ECHO mode (SENT back as they are, from a
+ *    ring of ECHO_SLOTS registered message buffers: a message is RECV'd
+ *    straight into a free slot, whose SEND is batched with the others of
+ *    the same REAP round; with no free slot the connection's messages wait
+ *    in the kernel until a SEND completes);
  *  - WRITE_IMM events end a write round: the round is saved to --out (a
  *    write truncates --out first, so --out holds the last write's data, and
  *    for a write at offset O also window bytes [0, O) as they are then),
@@ -46,6 +52,13 @@
  * object at exit: connections, bytes_written, rounds, messages, ...
  * Human output on stdout: a "listening on ..." line once ready, then one
  * line per finished connection, between the messages.
+ *
+ * RECV events are not handled one by one: a REAP round marks the
+ * connections that have messages, and each is drained (RECV until EAGAIN)
+ * once per round, before any later event of the same connection (a
+ * WRITE_IMM, DISCONNECTED) is acted on, so the order of messages and
+ * events is kept while a stream of SENDs costs one RECV per message, not
+ * two.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +70,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +82,8 @@
 #define CTL_SLOTS		256	/* control answers in flight, all connections */
 #define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
 #define REAP_MAX		64
+#define ECHO_SLOTS		256	/* echo messages in flight, all connections */
+#define ECHO_TAG		(1ull << 62)	/* user_data of echo SENDs */
 
 struct sconn {
 	uint32_t id;			/* connection id, 0: free slot */
@@ -85,6 +101,12 @@ struct sconn {
 	/* counters */
 	uint64_t written, rounds, msgs, msg_bytes;
 	double start;
+	/* ping and bench (proto.h, 3.) */
+	uint32_t bench;			/* 0, PROTO_BF_SINK or PROTO_BF_ECHO */
+	uint64_t b_msgs, b_bytes;	/* data messages since BENCH_BEGIN */
+	uint64_t bench_msgs;		/* all bench messages of the connection */
+	bool recv_pending;		/* RECV events not handled yet */
+	bool echo_blocked;		/* no free echo slot: wait for a SEND */
 };
 
 struct server {
@@ -117,7 +139,15 @@ struct server {
 	bool out_failed;
 	/* totals */
 	uint64_t bytes_written, rounds, msgs, msg_bytes, errors;
+	uint64_t bench_msgs, bench_bytes, echoed;
 	double start;
+	/* the echo ring: ECHO_SLOTS registered buffers of echo_stride bytes */
+	unsigned char *echo;
+	uint32_t echo_buf, echo_stride;
+	uint32_t echo_free[ECHO_SLOTS];	/* stack of free slot numbers */
+	unsigned int echo_nfree;
+	struct rdmaxfer_op echo_ops[REAP_MAX];	/* echo SENDs not submitted yet */
+	unsigned int echo_nops;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -336,6 +366,12 @@ static void finish_conn(struct server *srv, struct sconn *sc, int status)
 		snprintf(how, sizeof(how), ", ended: %s", status_words(status));
 		srv->errors++;
 	}
+	if (sc->bench_msgs) {
+		size_t l = strlen(how);
+
+		snprintf(how + l, sizeof(how) - l, ", %llu bench message%s",
+			 (unsigned long long)sc->bench_msgs, sc->bench_msgs == 1 ? "" : "s");
+	}
 	say(srv, "connection %llu from %s: wrote %llu bytes in %llu round%s, %llu message%s (%llu bytes), %.3f s%s",
 	    (unsigned long long)sc->num, sc->peer, (unsigned long long)sc->written,
 	    (unsigned long long)sc->rounds, sc->rounds == 1 ? "" : "s",
@@ -414,6 +450,27 @@ static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *
 	sc->replies++;
 }
 
+/* The CPU answer (proto.h, 3.): this process, and the machine's ticks. */
+static void cpu_answer(struct proto_msg *r)
+{
+	struct cpu_snap cs;
+	struct rusage ru;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	r->type = PROTO_CPU;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		r->offset = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+			    (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+	cpu_snap(&cs);
+	r->length = cs.busy;
+	r->round_len = cs.total;
+	r->round = hz > 0 ? (uint32_t)hz : 0;
+	if (!cs.total || hz <= 0)
+		r->status = ENOENT;
+}
+
+static void flush_echoes(struct server *srv);
+
 static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_msg *m)
 {
 	struct proto_msg r = { 0 };
@@ -454,6 +511,29 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		r.type = PROTO_SYNC_ACK;
 		fflush(stdout);
 		break;
+	case PROTO_BENCH_BEGIN:
+		r.type = PROTO_BENCH_READY;
+		if (m->flags != PROTO_BF_SINK && m->flags != PROTO_BF_ECHO) {
+			r.status = EINVAL;
+			break;
+		}
+		if (m->flags == PROTO_BF_ECHO && !srv->echo) {
+			r.status = ENOMEM;
+			break;
+		}
+		sc->bench = m->flags;
+		sc->b_msgs = 0;
+		sc->b_bytes = 0;
+		break;
+	case PROTO_BENCH_END:
+		r.type = PROTO_BENCH_DONE;
+		r.offset = sc->b_msgs;
+		r.length = sc->b_bytes;
+		sc->bench = 0;
+		break;
+	case PROTO_CPU_REQ:
+		cpu_answer(&r);
+		break;
 	default:
 		r.type = PROTO_ERROR;
 		r.status = EPROTO;
@@ -481,30 +561,94 @@ static void output_message(struct server *srv, const unsigned char *p, uint32_t 
 	}
 }
 
+/* Submit the echo SENDs collected so far (one SUBMIT for all of them). */
+static void flush_echoes(struct server *srv)
+{
+	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(struct rdmaxfer_op) };
+	struct rdmaxfer_op *ops = srv->echo_ops;
+	unsigned int i, done = 0, n = srv->echo_nops;
+	int r;
+
+	while (done < n) {
+		sb.count = n - done;
+		sb.ops = (uintptr_t)&ops[done];
+		if (!ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+			for (i = done; i < done + sb.count; i++)
+				ops[i].user_data = 0;	/* posted: freed on completion */
+			srv->echoed += sb.count;
+			done += sb.count;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != ENOTCONN && errno != ECONNRESET && errno != ENOENT) {
+			warnx_("echoing messages failed: %s", strerror(errno));
+			break;
+		}
+		/* a connection went down: the others still get their echoes */
+		for (i = done; i < n; i++) {
+			sb.count = 1;
+			sb.ops = (uintptr_t)&ops[i];
+			do
+				r = ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb);
+			while (r && errno == EINTR);
+			if (!r) {
+				ops[i].user_data = 0;
+				srv->echoed++;
+			}
+		}
+		break;
+	}
+	/* slots of echoes that were not posted are free again */
+	for (i = 0; i < n; i++)
+		if (ops[i].user_data)
+			srv->echo_free[srv->echo_nfree++] = (uint32_t)(ops[i].user_data & ~ECHO_TAG);
+	srv->echo_nops = 0;
+}
+
 /*
  * Take every message queued on the connection.  Not one per RECV event:
  * messages may arrive (and their events be queued) before we accepted the
  * connection, so events and messages are not paired up; a RECV event whose
- * message was taken already finds the queue empty (EAGAIN).
+ * message was taken already finds the queue empty (EAGAIN).  In ECHO mode
+ * a message is received straight into a free slot of the echo ring and
+ * queued for flush_echoes(); with no free slot, the rest waits.
  */
 static void handle_recv(struct server *srv, struct sconn *sc)
 {
 	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
 	struct proto_msg m;
-	uint32_t id = sc->id;
+	uint32_t id = sc->id, slot = 0;
+	unsigned char *p;
+	bool echo;
 
+	sc->recv_pending = false;
 	while (sc->id == id) {		/* a control message may drop it */
+		echo = sc->bench == PROTO_BF_ECHO;
+		if (echo) {
+			if (!srv->echo_nfree || srv->echo_nops == REAP_MAX)
+				flush_echoes(srv);
+			if (!srv->echo_nfree) {
+				sc->echo_blocked = true;
+				return;
+			}
+			slot = srv->echo_free[srv->echo_nfree - 1];
+			p = srv->echo + (uint64_t)slot * srv->echo_stride;
+			rv.length = srv->echo_stride;
+		} else {
+			p = srv->rbuf;
+			rv.length = srv->rbuf_len;
+		}
 		rv.conn_id = id;
-		rv.length = srv->rbuf_len;
-		rv.addr = (uintptr_t)srv->rbuf;
+		rv.addr = (uintptr_t)p;
 		if (ioctl(srv->fd, RDMAXFER_IOC_RECV, &rv)) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EMSGSIZE && rv.length > srv->rbuf_len) {
-				unsigned char *p = realloc(srv->rbuf, rv.length);
+			if (errno == EMSGSIZE && !echo && rv.length > srv->rbuf_len) {
+				unsigned char *q = realloc(srv->rbuf, rv.length);
 
-				if (p) {
-					srv->rbuf = p;
+				if (q) {
+					srv->rbuf = q;
 					srv->rbuf_len = rv.length;
 					continue;
 				}
@@ -514,15 +658,37 @@ static void handle_recv(struct server *srv, struct sconn *sc)
 				       (unsigned long long)sc->num, sc->peer, strerror(errno));
 			return;
 		}
-		if (!proto_decode(&m, srv->rbuf, rv.length)) {
+		if (!proto_decode(&m, p, rv.length)) {
+			/* answers go after the echoes of earlier messages */
+			flush_echoes(srv);
 			handle_ctl(srv, sc, &m);
+			continue;
+		}
+		if (sc->bench) {
+			sc->b_msgs++;
+			sc->b_bytes += rv.length;
+			sc->bench_msgs++;
+			srv->bench_msgs++;
+			srv->bench_bytes += rv.length;
+			if (echo) {
+				struct rdmaxfer_op *op = &srv->echo_ops[srv->echo_nops++];
+
+				memset(op, 0, sizeof(*op));
+				op->opcode = RDMAXFER_OP_SEND;
+				op->conn_id = id;
+				op->buf_id = srv->echo_buf;
+				op->buf_offset = (uint64_t)slot * srv->echo_stride;
+				op->length = rv.length;
+				op->user_data = ECHO_TAG | slot;
+				srv->echo_nfree--;
+			}
 			continue;
 		}
 		sc->msgs++;
 		sc->msg_bytes += rv.length;
 		srv->msgs++;
 		srv->msg_bytes += rv.length;
-		output_message(srv, srv->rbuf, rv.length);
+		output_message(srv, p, rv.length);
 	}
 }
 
@@ -572,6 +738,34 @@ static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxf
 	reply(srv, sc, &r);
 }
 
+/* Handle the messages of every connection a REAP round marked. */
+static void recv_marked(struct server *srv)
+{
+	unsigned int i;
+
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		if (srv->conns[i].id && srv->conns[i].recv_pending)
+			handle_recv(srv, &srv->conns[i]);
+	if (srv->echo_nops)
+		flush_echoes(srv);
+}
+
+/* An echo SEND completed: its slot is free, blocked connections may go on. */
+static void echo_done(struct server *srv, uint64_t user_data)
+{
+	uint32_t slot = (uint32_t)(user_data & ~ECHO_TAG);
+	unsigned int i;
+
+	if (slot >= ECHO_SLOTS || srv->echo_nfree >= ECHO_SLOTS)
+		return;
+	srv->echo_free[srv->echo_nfree++] = slot;
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		if (srv->conns[i].id && srv->conns[i].echo_blocked) {
+			srv->conns[i].echo_blocked = false;
+			srv->conns[i].recv_pending = true;
+		}
+}
+
 /* REAP everything there is and act on it.  Returns -1 on a fatal error. */
 static int reap_all(struct server *srv)
 {
@@ -595,6 +789,10 @@ static int reap_all(struct server *srv)
 				accept_all(srv);
 				continue;
 			}
+			if (c[i].opcode == RDMAXFER_OP_SEND && (c[i].user_data & ECHO_TAG)) {
+				echo_done(srv, c[i].user_data);
+				continue;
+			}
 			if (c[i].opcode == RDMAXFER_OP_SEND && c[i].user_data &&
 			    c[i].user_data <= CTL_SLOTS)
 				srv->slot_busy[c[i].user_data - 1] = false;
@@ -606,13 +804,22 @@ static int reap_all(struct server *srv)
 			}
 			if (!sc)
 				continue;
+			/* messages first: they came before this event */
+			if (sc->recv_pending && c[i].opcode != RDMAXFER_OP_SEND &&
+			    c[i].opcode != RDMAXFER_EVENT_RECV) {
+				handle_recv(srv, sc);
+				if (srv->echo_nops)
+					flush_echoes(srv);
+				if (find_conn(srv, c[i].conn_id) != sc)
+					continue;
+			}
 			switch (c[i].opcode) {
 			case RDMAXFER_OP_SEND:
 				if (sc->replies)
 					sc->replies--;
 				break;
 			case RDMAXFER_EVENT_RECV:
-				handle_recv(srv, sc);
+				sc->recv_pending = true;
 				break;
 			case RDMAXFER_EVENT_WRITE_IMM:
 				handle_imm(srv, sc, &c[i]);
@@ -625,6 +832,7 @@ static int reap_all(struct server *srv)
 				break;
 			}
 		}
+		recv_marked(srv);
 	} while (rp.count == REAP_MAX);
 	return 0;
 }
@@ -689,10 +897,11 @@ static void serve_usage(FILE *f)
 		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
 		"                      [--out FILE] [--count N] [--json]\n"
 		"\n"
-		"Serve 'rdmaxfer write', 'read' and 'send' from one window of --size\n"
-		"bytes, like one piece of remote memory: all clients WRITE into and READ\n"
-		"from the same bytes, so a 'read' sees what an earlier 'write' left there;\n"
-		"messages are printed.  Several clients are served at the same time; they\n"
+		"Serve 'rdmaxfer write', 'read', 'send', 'ping' and 'bench' from one\n"
+		"window of --size bytes, like one piece of remote memory: all clients WRITE\n"
+		"into and READ from the same bytes, so a 'read' sees what an earlier 'write'\n"
+		"left there; messages are printed (those of ping and bench are counted,\n"
+		"dropped or echoed).  Several clients are served at the same time; they\n"
 		"share the window: concurrent writes to the same bytes race (the last one\n"
 		"wins), and a write larger than the window passes through it round by\n"
 		"round, so other clients may see any of its rounds.\n"
@@ -850,6 +1059,30 @@ int cmd_serve(int argc, char **argv)
 	}
 	srv.ctl_buf = rb.buf_id;
 
+	/* the echo ring of ping and bench; without it, ECHO mode is refused */
+	srv.echo_stride = (srv.info.max_send_size + 4095) & ~4095u;
+	if (srv.echo_stride < 4096)
+		srv.echo_stride = 4096;
+	srv.echo = mmap(NULL, (size_t)ECHO_SLOTS * srv.echo_stride, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (srv.echo == MAP_FAILED) {
+		srv.echo = NULL;
+	} else {
+		memset(&rb, 0, sizeof(rb));
+		rb.size = sizeof(rb);
+		rb.addr = (uintptr_t)srv.echo;
+		rb.length = (uint64_t)ECHO_SLOTS * srv.echo_stride;
+		rb.access = RDMAXFER_BUF_READ;
+		if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+			munmap(srv.echo, (size_t)ECHO_SLOTS * srv.echo_stride);
+			srv.echo = NULL;
+		} else {
+			srv.echo_buf = rb.buf_id;
+			for (i = 0; i < ECHO_SLOTS; i++)
+				srv.echo_free[srv.echo_nfree++] = ECHO_SLOTS - 1 - i;
+		}
+	}
+
 	/*
 	 * The shared window, populated before REG_BUF (see map_anon(): a pin
 	 * of never-written memory may see the zero page on older kernels).
@@ -931,6 +1164,9 @@ int cmd_serve(int argc, char **argv)
 		json_u64("rounds", srv.rounds);
 		json_u64("messages", srv.msgs);
 		json_u64("message_bytes", srv.msg_bytes);
+		json_u64("bench_messages", srv.bench_msgs);
+		json_u64("bench_bytes", srv.bench_bytes);
+		json_u64("echoed", srv.echoed);
 		json_u64("errors", srv.errors);
 		json_u64("window", srv.size);
 		json_double("seconds", now_sec() - srv.start);
@@ -949,6 +1185,8 @@ out:
 		close(srv.fd);		/* closes everything, deregisters the window */
 	if (srv.win)
 		munmap(srv.win, srv.size);
+	if (srv.echo)
+		munmap(srv.echo, (size_t)ECHO_SLOTS * srv.echo_stride);
 	if (srv.out_fd >= 0)
 		close(srv.out_fd);
 	free(srv.rbuf);
