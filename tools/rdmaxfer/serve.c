@@ -887,6 +887,12 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 	if (!bind_addr && !strcmp(addr, "::"))
 		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
 	format_bytes(srv->size, sz, sizeof(sz));
+	/*
+	 * The sockets baseline of ping and bench: TCP and UDP on the same
+	 * port number, up before "listening" is said (scripts wait for it).
+	 */
+	if (sock_server_start(bind_addr, srv->port))
+		return EXIT_FAIL;
 	say(srv, "listening on %s, window %s, shared by all clients", where, sz);
 	return EXIT_OK;
 }
@@ -1134,8 +1140,6 @@ int cmd_serve(int argc, char **argv)
 	if (do_listen(&srv, bind_addr, (uint16_t)port) != EXIT_OK)
 		goto out;
 	/* the sockets baseline of ping and bench: TCP and UDP, same port */
-	if (sock_server_start(bind_addr, srv.port))
-		goto out;
 
 	srv.start = now_sec();
 	while (!stop_signal) {
