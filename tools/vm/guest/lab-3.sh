@@ -13,11 +13,12 @@
 . "$(dirname "$0")/lab-common.sh"
 
 SIZE=${LAB_SIZE:-64}
-# transport:op[:block]. RDMA ping busy-polls for its completion by default (--poll busy);
-# :block = --poll block, the client sleeps in the kernel until the completion wakes it.
-SERIES="rdma:send rdma:send:block rdma:write rdma:read udp:send tcp:send"
+# transport:op[:busy|block]: the RDMA series name ping's --poll mode explicitly when given
+# (ping's default is busy for write and read, block for send): busy spins on REAP, block
+# sleeps in the kernel until the completion wakes the client.
+SERIES="rdma:send:busy rdma:send:block rdma:write rdma:read udp:send tcp:send"
 
-# name SERIES-ENTRY: the data block suffix, e.g. rdma-send, rdma-send-block
+# name SERIES-ENTRY: the data block suffix, e.g. rdma-send-busy, rdma-write
 name() { echo "$1" | tr : -; }
 
 section "Round-trip latency, $SIZE bytes, $LAB_COUNT round trips each, client and server on rxe0"
@@ -26,7 +27,7 @@ for s in $SERIES; do
 	IFS=: read -r t op poll <<<"$s"
 	f=/tmp/lat-$(name "$s").json
 	set -- --transport "$t" --op "$op"
-	[ "$poll" = block ] && set -- "$@" --poll block
+	[ -n "$poll" ] && set -- "$@" --poll "$poll"
 	if run_json "$f" rdmaxfer ping "$LAB_HOST" --port "$LAB_PORT" "$@" --size "$SIZE" \
 		--count "$LAB_COUNT" --warmup 200 --json --histogram; then
 		jq -r '"  p50 \(.p50_us) us, p99 \(.p99_us) us, max \(.max_us) us"' "$f"

@@ -8,9 +8,9 @@
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
-# transport:op:sweep. RDMA SEND is limited to the connection's largest message
-# (max_send_size, a little under 4 KiB: a control buffer less its header); when the sweep's
-# MAX is over it, the sweep is run again up to max_send_size as bench's error names it.
+# transport:op:sweep. RDMA SEND is limited by design to the connection's largest message
+# (max_send_size, 4088: a 4 KiB control buffer less its header); when the sweep's MAX is
+# over it, bench exits 2 naming the limit and the sweep is run again up to max_send_size.
 SERIES="${LAB_SERIES:-rdma:write:64:1M rdma:read:64:1M rdma:send:64:4K tcp:send:64:1M}"
 COLS="size iters bytes secs bw_mib_s msg_rate_mpps cpu_client_pct cpu_client_sys_pct cpu_server_pct"
 

@@ -13,7 +13,7 @@ set title "CDF (lines: log2 histogram buckets; points: exact min, p50, p99, p99.
 set ylabel "fraction of round trips <= x"
 set yrange [0:1.02]
 set key bottom right font ",9"
-plot c("rdma-send") u 1:2 w l ls 3 t "RDMA SEND", p("rdma-send") u 1:2 w p ls 3 notitle, \
+plot c("rdma-send-busy") u 1:2 w l ls 3 t "RDMA SEND, --poll busy", p("rdma-send-busy") u 1:2 w p ls 3 notitle, \
      c("rdma-send-block") u 1:2 w l ls 4 t "RDMA SEND, --poll block", p("rdma-send-block") u 1:2 w p ls 4 notitle, \
      c("rdma-write") u 1:2 w l ls 1 t "RDMA WRITE", p("rdma-write") u 1:2 w p ls 1 notitle, \
      c("rdma-read") u 1:2 w l ls 2 t "RDMA READ", p("rdma-read") u 1:2 w p ls 2 notitle, \
@@ -26,7 +26,7 @@ set yrange [1e-4:1.2]
 set key top right font ",9"
 # the last bucket edge (fraction 1) has no place on a log axis
 t(y) = (1 - y) > 1e-9 ? 1 - y : NaN
-plot c("rdma-send") u 1:(t($2)) w l ls 3 t "RDMA SEND", \
+plot c("rdma-send-busy") u 1:(t($2)) w l ls 3 t "RDMA SEND, --poll busy", \
      c("rdma-send-block") u 1:(t($2)) w l ls 4 t "RDMA SEND, --poll block", \
      c("rdma-write") u 1:(t($2)) w l ls 1 t "RDMA WRITE", \
      c("rdma-read") u 1:(t($2)) w l ls 2 t "RDMA READ", \
