@@ -54,10 +54,10 @@ perftest_run()
 	local tool=$1 try out
 	shift
 	for try in 1 2 3; do
-		"$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
+		timeout 120 "$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
 		local srv=$!
 		sleep 1
-		out=$("$tool" -d $DEV -F "$@" $ADDR 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5')
+		out=$(timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5')
 		wait $srv 2>/dev/null
 		# a glitched run reports 0.00
 		if [ -n "$out" ] && ! echo "$out" | awk '{ exit !($4 + 0 == 0) }'; then
@@ -126,14 +126,14 @@ if [ "$QUICK" = quick ]; then
 	lat write 200
 else
 	for op in write read; do
-		bw $op 4096 2000 128
+		bw $op 4096 5000 128
 		bw $op 65536 1000 128
 		bw $op 1048576 100 16
 		bw $op 4194304 25 4
 	done
-	bw send 4000 2000 128
-	bw write 64 4000 128
-	bw read 64 4000 128
+	bw send 4000 5000 128
+	bw write 64 10000 128
+	bw read 64 10000 128
 	lat write 1000
 	lat read 1000
 	lat send 1000
