@@ -351,7 +351,8 @@ void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
  * Returns the credits we owe in the header.  On failure the buffer, WR and
  * credit are given back.
  *
- * Context: any context that may take a spinlock.
+ * Context: process context (ioctl or completion handler), hard interrupts
+ * enabled, no spinlock held: pending softirqs may run at the unlock.
  * Return: 0, -ENOTCONN, or the error of ib_post_send().
  */
 int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -697,6 +698,7 @@ static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_free_sends);
 	INIT_LIST_HEAD(&conn->c_msgs);
 	INIT_LIST_HEAD(&conn->c_sq_pieces);
+	conn->c_err_cqe.done = rdmaxfer_err_done;
 	INIT_LIST_HEAD(&conn->c_windows);
 	xa_init(&conn->c_rwins);
 	mutex_init(&conn->c_rwin_lock);

@@ -397,6 +397,8 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 
 			wrs[i].wr.opcode = IB_WR_REG_MR;
 			wrs[i].wr.next = i + 1 < n ? &wrs[i + 1].wr : NULL;
+			/* an error of an unsignaled one must not go unseen */
+			wrs[i].wr.wr_cqe = &conn->c_err_cqe;
 			wrs[i].mr = ws->ws_mr;
 			wrs[i].key = ws->ws_mr->rkey;
 			wrs[i].access = access;
@@ -407,12 +409,12 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 		wrs[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 		win->w_reg_batch = n;
 		reinit_completion(&win->w_reg_done);
-		spin_lock(&conn->c_lock);
+		spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_post() */
 		if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 			ret = -ENOTCONN;
 		else
 			ret = ib_post_send(conn->c_qp, &wrs[0].wr, NULL);
-		spin_unlock(&conn->c_lock);
+		spin_unlock_bh(&conn->c_lock);
 		if (ret) {
 			rdmaxfer_wr_release(conn, n, 0);
 			return ret;

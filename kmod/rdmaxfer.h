@@ -334,6 +334,9 @@ struct rdmaxfer_msg {
  * @c_rw_free: rdma_rw contexts we may still use
  * @c_sq_pieces: posted operation pieces in send-queue order, until their
  *	completion (or a later one on the same queue) is handled
+ * @c_err_cqe: cqe of unsignaled WRs that need no completion of their own
+ *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
+ *	an error reaches it, and fails the connection
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -380,6 +383,7 @@ struct rdmaxfer_conn {
 	u32				c_wr_free;
 	u32				c_rw_free;
 	struct list_head		c_sq_pieces;
+	struct ib_cqe			c_err_cqe;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
@@ -581,5 +585,6 @@ int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);
+void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc);
 
 #endif /* RDMAXFER_H */

@@ -129,10 +129,9 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req, struct list_head *ev
 static void __rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status,
 			       struct list_head *evs)
 {
-	if (err && !req->r_status) {
-		req->r_status = err;
-		req->r_wc_status = wc_status;
-	}
+	/* the first error wins; a completion handler and SUBMIT may race here */
+	if (err && !cmpxchg(&req->r_status, 0, err))
+		WRITE_ONCE(req->r_wc_status, wc_status);
 	if (atomic_dec_and_test(&req->r_pending))
 		rdmaxfer_req_complete(req, evs);
 }
@@ -163,6 +162,19 @@ static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
 	}
 }
 
+/**
+ * rdmaxfer_err_done - completion of a WR that has no other cqe
+ * @cq: the send CQ
+ * @wc: the work completion; such WRs are unsignaled, so only an error or
+ *	a flush completes them
+ *
+ * Context: completion handler (process context).
+ */
+void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	rdmaxfer_wc_check(container_of(wc->wr_cqe, struct rdmaxfer_conn, c_err_cqe), wc);
+}
+
 static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece *p)
 {
 	if (p->p_nwr)
@@ -172,18 +184,22 @@ static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece 
 	sg_free_table(&p->p_sgt);
 }
 
-/* A posted piece finished: give back its room; this may free the request. */
+/*
+ * A posted piece finished: free its context and account for it (its room
+ * is added to *@nwr and *@nrw, for the caller to give back); this may free
+ * the request.
+ */
 static void rdmaxfer_piece_finish(struct rdmaxfer_piece *p, enum ib_wc_status status,
-				  struct list_head *evs)
+				  struct list_head *evs, u32 *nwr, u32 *nrw)
 {
 	struct rdmaxfer_req *req = p->p_req;
 	struct rdmaxfer_conn *conn = req->r_conn;
-	u32 nwr = p->p_nwr;
 
 	if (p->p_broken && status == IB_WC_SUCCESS)
 		status = IB_WC_WR_FLUSH_ERR;
+	*nwr += p->p_nwr;
+	*nrw += 1;
 	rdmaxfer_piece_free(req, p);
-	rdmaxfer_wr_release(conn, nwr, 1);
 	__rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, status), status, evs);
 }
 
@@ -195,17 +211,23 @@ static void rdmaxfer_pieces_finish(struct list_head *list, enum ib_wc_status ear
 				   enum ib_wc_status status)
 {
 	struct rdmaxfer_piece *p, *tmp;
+	struct rdmaxfer_conn *conn;
 	struct rdmaxfer_file *rf;
+	u32 nwr = 0, nrw = 0;
 	LIST_HEAD(evs);
 
 	if (list_empty(list))
 		return;
-	rf = list_first_entry(list, struct rdmaxfer_piece, p_sq_entry)->p_req->r_file;
+	p = list_first_entry(list, struct rdmaxfer_piece, p_sq_entry);
+	conn = p->p_req->r_conn;
+	rf = p->p_req->r_file;
 	/* a request stays allocated while one of its pieces is still listed */
 	list_for_each_entry_safe(p, tmp, list, p_sq_entry) {
 		list_del(&p->p_sq_entry);
-		rdmaxfer_piece_finish(p, list_empty(list) ? status : earlier, &evs);
+		rdmaxfer_piece_finish(p, list_empty(list) ? status : earlier, &evs, &nwr, &nrw);
 	}
+	/* the connection outlives its pieces: the drain waits for them */
+	rdmaxfer_wr_release(conn, nwr, nrw);
 	rdmaxfer_queue_events(rf, &evs);
 }
 
@@ -231,9 +253,11 @@ static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
  * rdmaxfer_sq_sweep - complete pieces left over after a drain
  * @conn: the connection, drained
  *
- * After ib_drain_qp() every piece has had its completion; any piece still
- * listed would have been partly posted when ib_post_send() failed.  It
- * completes with the connection's error.
+ * After ib_drain_qp() every piece has had its completion, except after an
+ * ib_post_send() that failed midway through a chain: the piece it broke
+ * off in, and the (unsignaled) pieces posted before it, had no signaled WR
+ * after them.  They complete as flushed; the earlier ones may in fact
+ * have been carried out (reporting a failure is the safe side).
  *
  * Context: process context, teardown.
  */
@@ -584,8 +608,13 @@ static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece 
 	struct ib_send_wr *first, *last;
 
 	first = rdma_rw_ctx_wrs(&p->p_ctx, conn->c_qp, conn->c_port, &p->p_cqe, NULL);
+	/*
+	 * rdma_rw leaves the WRs before the last one (more SGEs than a WR
+	 * takes, MR registration) without a cqe: the CQ core would drop their
+	 * error completions, so give them one that fails the connection.
+	 */
 	for (last = first; last->next; last = last->next)
-		;
+		last->wr_cqe = &conn->c_err_cqe;
 	last->send_flags &= ~IB_SEND_SIGNALED;
 	p->p_first_wr = first;
 	p->p_last_wr = last;
@@ -616,8 +645,8 @@ static bool rdmaxfer_piece_has_wr(const struct rdmaxfer_piece *p, const struct i
  * The last WR is signaled.  The posted pieces go on c_sq_pieces in the
  * same critical section, before their completion can be handled.  If the
  * connection is down or posting fails, the pieces that were not posted
- * complete at once with the error, and the connection is failed if some
- * were (they are flushed).
+ * complete at once as flushed (-ECANCELED, or -ENODEV after a device
+ * removal), and a failed ib_post_send() fails the connection.
  *
  * Context: process context, rdmaxfer_post_begin() held on @ch->conn.
  * Return: 0, or the error (also kept in @ch->err).
@@ -627,7 +656,6 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	struct rdmaxfer_conn *conn = ch->conn;
 	const struct ib_send_wr *bad = NULL;
 	struct rdmaxfer_piece *p, *tmp;
-	bool some_posted = false;
 	LIST_HEAD(unposted);
 	int ret;
 
@@ -643,13 +671,13 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	if (!ret) {
 		list_splice_tail_init(&ch->pieces, &conn->c_sq_pieces);
 	} else {
-		if (!bad)
+		/* ib_post_send() must say where it stopped */
+		if (WARN_ON_ONCE(!bad))
 			bad = ch->first;
 		/* the pieces before the one holding @bad were posted */
 		list_for_each_entry_safe(p, tmp, &ch->pieces, p_sq_entry) {
 			if (p->p_first_wr == bad)
 				break;
-			some_posted = true;
 			p->p_broken = rdmaxfer_piece_has_wr(p, bad);
 			list_move_tail(&p->p_sq_entry, &conn->c_sq_pieces);
 			if (p->p_broken)
@@ -664,8 +692,9 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	ch->npieces = 0;
 	if (!ret)
 		return 0;
-	if (some_posted)
-		rdmaxfer_conn_fail(conn, ret);
+	if (ret != -ENOTCONN)
+		rdmaxfer_conn_fail(conn, -EIO);
+	/* never on the wire: they complete as flushed, as on a dying QP */
 	list_for_each_entry_safe(p, tmp, &unposted, p_sq_entry) {
 		struct rdmaxfer_req *req = p->p_req;
 		u32 nwr = p->p_nwr;
@@ -673,7 +702,8 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 		list_del(&p->p_sq_entry);
 		rdmaxfer_piece_free(req, p);
 		rdmaxfer_wr_release(conn, nwr, 1);
-		rdmaxfer_req_put(req, ret, 0);	/* may free it */
+		rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+				 IB_WC_WR_FLUSH_ERR);	/* may free it */
 	}
 	if (!ch->err)
 		ch->err = ret;
@@ -749,6 +779,9 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 	 * WRITE_IMM cannot complete before its notification is posted).
 	 */
 	atomic_set(&req->r_pending, n + imm);
+	/* at most RDMAXFER_SIGNAL_EVERY pieces per chain, unless one op has more */
+	if (ch->npieces + n > RDMAXFER_SIGNAL_EVERY)
+		rdmaxfer_chain_post(ch);
 	for (i = 0; i < n; i++)
 		rdmaxfer_chain_add(ch, &req->r_pieces[i]);
 	if (!imm) {
@@ -760,7 +793,8 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 	ret = rdmaxfer_chain_post(ch);
 	if (ret) {
 		rdmaxfer_ctrl_put_unused(conn, ct);
-		rdmaxfer_req_put(req, ret, 0);
+		rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+				 IB_WC_WR_FLUSH_ERR);
 		return 0;
 	}
 	{
@@ -773,7 +807,8 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 		ct->ct_req = req;
 		ret = rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_WRITE_DONE, sizeof(*wd));
 		if (ret) {
-			rdmaxfer_req_put(req, ret, 0);
+			rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+					 IB_WC_WR_FLUSH_ERR);
 			ch->err = ch->err ?: ret;
 		}
 	}
@@ -825,8 +860,10 @@ static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch
  * Context: process context; sleeps (interruptibly) while a send queue is
  * full or credits are short.
  * Return: 0 with @count set to the operations posted (all of them unless a
- * signal or a connection failure stopped the batch; each posted one
- * completes, maybe with an error), or an error and nothing posted:
+ * signal or a connection failure stopped the batch).  Each posted one
+ * completes exactly once, maybe with an error: also one that never reached
+ * the wire because the connection went down before its chain was posted
+ * (-ECANCELED, as flushed).  Or an error and nothing posted:
  * -EINVAL, -ENOENT, -ENOTCONN (checked before posting), -EAGAIN (the
  * file's completion queue is full), -EFAULT, -EINTR, -ENOMEM.
  */
