@@ -40,7 +40,7 @@
 #include "compat.h"
 #include "proto.h"
 
-#define RDMAXFER_VERSION	"0.2.0"
+#define RDMAXFER_VERSION	"0.3.0"
 
 /* Sizing of one connection (see conn.c for how they fit together). */
 #define RDMAXFER_CTRL_SIZE	4096	/* bytes per control buffer */

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <linux/rdmaxfer.h>
 
-#define CLI_VERSION	"0.1.0"
+#define CLI_VERSION	"0.3.0"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 

@@ -31,7 +31,7 @@ set -u
 ADDR=192.0.2.1
 DEV=rxe0
 PORT=18600		# rdmaxfer serve (RDMA + its TCP/UDP baseline); perftest keeps 18515
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 QUICK=${1:-}
 RESULTS=/tmp/bench.results
 : >"$RESULTS"
