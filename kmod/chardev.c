@@ -166,6 +166,49 @@ void rdmaxfer_obj_put(struct rdmaxfer_obj *obj)
 	kref_put(&obj->ref, rdmaxfer_obj_release);
 }
 
+static LLIST_HEAD(rdmaxfer_deferred_puts);
+
+static void rdmaxfer_deferred_put_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&rdmaxfer_deferred_puts);
+	struct rdmaxfer_obj *obj, *tmp;
+
+	llist_for_each_entry_safe(obj, tmp, list, put_node)
+		rdmaxfer_obj_release(&obj->ref);
+}
+
+static DECLARE_WORK(rdmaxfer_put_work, rdmaxfer_deferred_put_work);
+
+/**
+ * rdmaxfer_obj_put_atomic - drop a reference from a completion handler
+ * @obj: the object
+ *
+ * The send CQ's handlers run in softirq context, where a release (unpinning
+ * pages, tearing down a connection) must not run.  A reference that is not
+ * the last is dropped at once; the last one is handed to a work item.
+ * Nothing can take a new reference meanwhile: the object has left its id
+ * table before its last reference can be an operation's.
+ *
+ * Context: any context.
+ */
+void rdmaxfer_obj_put_atomic(struct rdmaxfer_obj *obj)
+{
+	if (refcount_dec_not_one(&obj->ref.refcount))
+		return;
+	if (llist_add(&obj->put_node, &rdmaxfer_deferred_puts))
+		queue_work(rdmaxfer_wq, &rdmaxfer_put_work);
+}
+
+/**
+ * rdmaxfer_obj_flush_puts - wait until deferred releases have run
+ *
+ * Context: process context, sleeps.
+ */
+void rdmaxfer_obj_flush_puts(void)
+{
+	flush_work(&rdmaxfer_put_work);
+}
+
 /**
  * rdmaxfer_pending_get - reserve room for completions or events
  * @rf: the file
@@ -178,11 +221,11 @@ bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n)
 {
 	bool ok;
 
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	ok = rf->rf_pending + n <= RDMAXFER_MAX_PENDING;
 	if (ok)
 		rf->rf_pending += n;
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 	return ok;
 }
 
@@ -193,9 +236,9 @@ bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n)
  */
 void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n)
 {
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_pending -= n;
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 }
 
 static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
@@ -219,13 +262,13 @@ void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
 {
 	bool drop;
 
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	drop = rf->rf_closing;
 	if (drop)
 		rf->rf_pending--;
 	else
 		list_add_tail(&ev->ev_entry, &rf->rf_events);
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 	if (drop)
 		rdmaxfer_event_free(ev);
 	else
@@ -250,7 +293,7 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 
 	if (list_empty(evs))
 		return;
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	drop = rf->rf_closing;
 	if (drop) {
 		list_for_each_entry(ev, evs, ev_entry)
@@ -258,7 +301,7 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 	} else {
 		list_splice_tail_init(evs, &rf->rf_events);
 	}
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 	if (!drop) {
 		wake_up_all(&rf->rf_wait);
 		return;
@@ -326,9 +369,9 @@ void rdmaxfer_post_disconnect(struct rdmaxfer_file *rf, u32 conn_id, int status)
 	ev->ev.conn_id = conn_id;
 	ev->ev.opcode = RDMAXFER_EVENT_DISCONNECTED;
 	ev->ev.status = status;
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_pending++;
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 	rdmaxfer_queue_event(rf, ev);
 }
 
@@ -367,20 +410,20 @@ int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg)
 			return ret == -ERESTARTSYS ? -EINTR : ret;
 	}
 
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
 		if (n == cmd->count)
 			break;
 		list_move_tail(&ev->ev_entry, &taken);
 		n++;
 	}
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 
 	list_for_each_entry(ev, &taken, ev_entry) {
 		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
-			spin_lock(&rf->rf_ev_lock);
+			spin_lock_bh(&rf->rf_ev_lock);
 			list_splice(&taken, &rf->rf_events);
-			spin_unlock(&rf->rf_ev_lock);
+			spin_unlock_bh(&rf->rf_ev_lock);
 			return -EFAULT;
 		}
 		i++;
@@ -389,9 +432,9 @@ int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg)
 		list_del(&ev->ev_entry);
 		rdmaxfer_event_free(ev);
 	}
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_pending -= n;
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 	cmd->count = n;
 	return 0;
 }
@@ -619,11 +662,13 @@ static int rdmaxfer_release(struct inode *inode, struct file *filp)
 	struct rdmaxfer_file *rf = filp->private_data;
 	struct rdmaxfer_event *ev, *tmp;
 
-	spin_lock(&rf->rf_ev_lock);
+	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_closing = true;
-	spin_unlock(&rf->rf_ev_lock);
+	spin_unlock_bh(&rf->rf_ev_lock);
 
 	rdmaxfer_release_objects(rf);
+	/* last references that completions dropped (their connections are drained) */
+	rdmaxfer_obj_flush_puts();
 
 	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
 		list_del(&ev->ev_entry);

@@ -12,9 +12,16 @@
  * the file when it is created, so events that arrive before ACCEPT (or
  * before CONNECT returns) already carry the right id.
  *
- * Queue pair.  Send and receive CQs come from the device's CQ pool with
- * IB_POLL_WORKQUEUE, so completion handlers run in process context and may
- * unpin pages and allocate.  The send queue holds RDMAXFER_SQ_WRS of our
+ * Queue pair.  Both CQs come from the device's CQ pool.  The receive CQ
+ * polls from a work item (IB_POLL_WORKQUEUE): its handlers parse peer
+ * messages, allocate and take mutexes.  The send CQ polls in softirq
+ * context (IB_POLL_SOFTIRQ): its handlers only free contexts, return room
+ * and queue completions, never sleep, and hand a last reference to a work
+ * item (rdmaxfer_obj_put_atomic()); so c_lock and the file's rf_ev_lock are
+ * always taken with bottom halves off.  On Soft-RoCE, whose send, receive
+ * and completion processing runs in tasklets, a post made with bottom
+ * halves off then completes at spin_unlock_bh(), in the poster's context,
+ * with no context switch.  The send queue holds RDMAXFER_SQ_WRS of our
  * own work requests plus what rdma_rw adds for RDMAXFER_RW_CTXS contexts,
  * plus one for the drain; the send CQ is sized for all of them, because a
  * flushed QP completes every WR.  c_wr_free and c_rw_free count what may
@@ -185,7 +192,7 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 {
 	int ret = -EAGAIN;
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_DOWN) {
 		ret = -ENOTCONN;
 	} else if (conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
@@ -193,7 +200,7 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 		conn->c_rw_free -= nrw;
 		ret = 0;
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	return ret;
 }
 
@@ -225,10 +232,10 @@ int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
  */
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 {
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	conn->c_wr_free += nwr;
 	conn->c_rw_free += nrw;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 }
 
@@ -267,7 +274,7 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 {
 	struct rdmaxfer_ctrl *ct = NULL;
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ct = ERR_PTR(-ENOTCONN);
 	} else if (conn->c_credits > reserve && conn->c_wr_free &&
@@ -277,7 +284,7 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 		conn->c_credits--;
 		conn->c_wr_free--;
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	return ct;
 }
 
@@ -320,10 +327,10 @@ struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout
  */
 void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
 {
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	list_add(&ct->ct_entry, &conn->c_free_sends);
 	conn->c_wr_free++;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 }
 
@@ -334,9 +341,9 @@ void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
  */
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
 {
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	conn->c_credits++;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_ctrl_put(conn, ct);
 }
 
@@ -378,10 +385,10 @@ int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	hdr->type = cpu_to_be16(type);
 	hdr->length = cpu_to_be32(length);
 	/*
-	 * Posting with bottom halves off: a software device (rxe) schedules
-	 * its send processing as a tasklet, which then runs right here at
-	 * spin_unlock_bh() instead of in ksoftirqd after a context switch.
-	 * c_lock is never taken in softirq context, so mixing is safe.
+	 * With bottom halves off (as c_lock always is): a software device
+	 * (rxe) schedules its send processing as a tasklet, which then runs
+	 * right here at spin_unlock_bh() instead of in ksoftirqd after a
+	 * context switch.
 	 */
 	spin_lock_bh(&conn->c_lock);
 	grant = conn->c_grant;
@@ -410,7 +417,7 @@ static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 
 	if (READ_ONCE(conn->c_grant) < RDMAXFER_RECV_DEPTH / 2)
 		return;
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_credits && conn->c_wr_free &&
 	    conn->c_grant >= RDMAXFER_RECV_DEPTH / 2 && !list_empty(&conn->c_free_sends)) {
@@ -419,7 +426,7 @@ static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 		conn->c_credits--;
 		conn->c_wr_free--;
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (ct)
 		rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_CREDIT, 0);
 }
@@ -435,9 +442,9 @@ static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
  */
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
 {
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	conn->c_grant++;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_maybe_send_credits(conn);
 }
 
@@ -459,10 +466,10 @@ static int rdmaxfer_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 
 	ib_dma_sync_single_for_device(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
 				      DMA_FROM_DEVICE);
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_DOWN)
 		ret = ib_post_recv(conn->c_qp, &wr, NULL);
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	return ret;
 }
 
@@ -475,7 +482,7 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 
 	if (!len || check_add_overflow(off, len, &end))
 		return -EPROTO;
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	list_for_each_entry(win, &conn->c_windows, w_entry) {
 		if (win->w_obj.id == id) {
 			if (end <= win->w_length && (win->w_access & RDMAXFER_REMOTE_WRITE))
@@ -483,7 +490,7 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 			break;
 		}
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	return ret;
 }
 
@@ -510,12 +517,12 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	if (plen != len - sizeof(*hdr))
 		return -EPROTO;
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_credits + credits > conn->c_peer_recvs)
 		ret = -EPROTO;
 	else
 		conn->c_credits += credits;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (ret)
 		return ret;
 	if (credits)
@@ -555,14 +562,14 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 			return -ENOMEM;
 		m->m_length = plen;
 		memcpy(m->m_data, p, plen);
-		spin_lock(&conn->c_lock);
+		spin_lock_bh(&conn->c_lock);
 		if (conn->c_nmsgs >= RDMAXFER_MAX_MSGS) {
 			ret = -EPROTO;	/* more than the credits it had */
 		} else {
 			list_add_tail(&m->m_entry, &conn->c_msgs);
 			conn->c_nmsgs++;
 		}
-		spin_unlock(&conn->c_lock);
+		spin_unlock_bh(&conn->c_lock);
 		if (ret) {
 			kfree(m);
 			return ret;
@@ -797,7 +804,8 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	conn->c_max_msg = min_t(u32, pattr.max_msg_sz, SZ_1G);
 
 	conn->c_scq_size = RDMAXFER_SQ_WRS + 1 + 3 * RDMAXFER_RW_CTXS;
-	conn->c_scq = ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_WORKQUEUE);
+	/* see "Queue pair" above for the two poll contexts */
+	conn->c_scq = ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->c_scq)) {
 		ret = PTR_ERR(conn->c_scq);
 		conn->c_scq = NULL;
@@ -855,10 +863,10 @@ static bool rdmaxfer_conn_unqueue(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_listener *l;
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	l = conn->c_listener;
 	conn->c_listener = NULL;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (!l)
 		return false;
 	spin_lock(&l->l_lock);
@@ -901,10 +909,10 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	conn->c_torn_down = true;
 	cmpxchg(&conn->c_error, 0, error);
 	error = READ_ONCE(conn->c_error);
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	was_up = conn->c_state == RDMAXFER_CS_ESTABLISHED;
 	conn->c_state = RDMAXFER_CS_DOWN;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_established);
 
@@ -967,10 +975,10 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 {
 	if (error)
 		cmpxchg(&conn->c_error, 0, error);
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING)
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	complete_all(&conn->c_established);
 }
 
@@ -1046,10 +1054,10 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 		rdmaxfer_conn_fail(conn, -ECONNABORTED);
 		return;
 	}
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_CONNECTING)
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_count(rf, RDMAXFER_C_CONNS, 1);
 	rdmaxfer_post_event(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, 0, 0,
 			    conn->c_obj.id, 0, 0);
@@ -1393,10 +1401,10 @@ static struct rdmaxfer_conn *rdmaxfer_accept_one(struct rdmaxfer_listener *l)
 	spin_unlock(&l->l_lock);
 	if (!conn)
 		return NULL;
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	owner = conn->c_listener;
 	conn->c_listener = NULL;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (owner) {
 		rdmaxfer_obj_put(&owner->l_obj);
 		found = conn;
@@ -1501,14 +1509,14 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 		goto fail;
 
 	left = wait_for_completion_interruptible_timeout(&conn->c_established, tmo);
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (left < 0)
 		ret = -EINTR;
 	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
 		ret = 0;
 	else
 		ret = READ_ONCE(conn->c_error) ?: -ETIMEDOUT;
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (ret)
 		goto fail;
 	cmd->conn_id = conn->c_obj.id;

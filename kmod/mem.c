@@ -278,10 +278,10 @@ static void rdmaxfer_window_unlink(struct rdmaxfer_window *win)
 	struct rdmaxfer_conn *conn = win->w_conn;
 	bool listed;
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	listed = !list_empty(&win->w_entry);
 	list_del_init(&win->w_entry);
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	kref_get(&win->w_obj.ref);
 	if (listed)
 		rdmaxfer_obj_put(&win->w_obj);
@@ -302,12 +302,12 @@ void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
 	struct rdmaxfer_window *win;
 
 	for (;;) {
-		spin_lock(&conn->c_lock);
+		spin_lock_bh(&conn->c_lock);
 		win = list_first_entry_or_null(&conn->c_windows, struct rdmaxfer_window,
 					       w_entry);
 		if (win)
 			kref_get(&win->w_obj.ref);
-		spin_unlock(&conn->c_lock);
+		spin_unlock_bh(&conn->c_lock);
 		if (!win)
 			break;
 		rdmaxfer_window_unlink(win);
@@ -559,14 +559,14 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	ret = rdmaxfer_obj_insert(&win->w_obj);
 	if (ret)
 		goto out_win;
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
 		kref_get(&win->w_obj.ref);
 		list_add_tail(&win->w_entry, &conn->c_windows);
 	} else {
 		ret = -ENOTCONN;
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (!ret)
 		ret = rdmaxfer_window_advertise(win);
 	rdmaxfer_post_end(conn);

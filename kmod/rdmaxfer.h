@@ -22,6 +22,7 @@
 
 #include <linux/completion.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
@@ -104,6 +105,8 @@ enum rdmaxfer_obj_type {
  * @type: enum rdmaxfer_obj_type
  * @id: its id in the file (0 until inserted)
  * @ref: references; the release depends on @type (rdmaxfer_obj_put())
+ * @put_node: on the list of last references dropped in softirq context,
+ *	released by a work item (rdmaxfer_obj_put_atomic())
  * @file: the owning file
  */
 struct rdmaxfer_obj {
@@ -111,6 +114,7 @@ struct rdmaxfer_obj {
 	u32			id;
 	struct kref		ref;
 	struct rdmaxfer_file	*file;
+	struct llist_node	put_node;
 };
 
 /**
@@ -532,6 +536,8 @@ int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj);
 bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj);
 void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type);
 void rdmaxfer_obj_put(struct rdmaxfer_obj *obj);
+void rdmaxfer_obj_put_atomic(struct rdmaxfer_obj *obj);
+void rdmaxfer_obj_flush_puts(void);
 void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
 int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,

@@ -78,7 +78,11 @@ static void rdmaxfer_req_free_ev(struct rdmaxfer_event *ev)
 	kfree(container_of(ev, struct rdmaxfer_req, r_event));
 }
 
-/* Drop what a request holds; the memory is freed separately. */
+/*
+ * Drop what a request holds; the memory is freed separately.  Called from
+ * the send CQ's handlers (softirq): the last reference on the connection or
+ * the buffer is released by a work item.
+ */
 static void rdmaxfer_req_unref(struct rdmaxfer_req *req)
 {
 	if (req->r_atomic_dev) {
@@ -90,8 +94,8 @@ static void rdmaxfer_req_unref(struct rdmaxfer_req *req)
 	kfree(req->r_atomic);
 	req->r_atomic = NULL;
 	if (req->r_buf)
-		rdmaxfer_obj_put(&req->r_buf->b_obj);
-	rdmaxfer_obj_put(&req->r_conn->c_obj);
+		rdmaxfer_obj_put_atomic(&req->r_buf->b_obj);
+	rdmaxfer_obj_put_atomic(&req->r_conn->c_obj);
 }
 
 /* Deliver the one completion of an operation, or add it to @evs. */
@@ -146,7 +150,7 @@ static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
  * @req: the request
  * @status: the completion status
  *
- * Context: completion handler (process context).
+ * Context: send CQ completion handler (softirq).
  */
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
 {
@@ -168,7 +172,7 @@ static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
  * @wc: the work completion; such WRs are unsignaled, so only an error or
  *	a flush completes them
  *
- * Context: completion handler (process context).
+ * Context: send CQ completion handler (softirq).
  */
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -243,9 +247,9 @@ static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * P is listed (it was, before posting, and only a completion of P or
 	 * of a later piece takes it off, which in order comes after this one).
 	 */
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	list_cut_position(&done, &conn->c_sq_pieces, &p->p_sq_entry);
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&done, IB_WC_SUCCESS, wc->status);
 }
 
@@ -265,9 +269,9 @@ void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn)
 {
 	LIST_HEAD(left);
 
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	list_splice_init(&conn->c_sq_pieces, &left);
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&left, IB_WC_WR_FLUSH_ERR, IB_WC_WR_FLUSH_ERR);
 }
 
@@ -938,7 +942,7 @@ int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
 	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
 	if (!conn)
 		return -ENOENT;
-	spin_lock(&conn->c_lock);
+	spin_lock_bh(&conn->c_lock);
 	m = list_first_entry_or_null(&conn->c_msgs, struct rdmaxfer_msg, m_entry);
 	if (!m) {
 		ret = -EAGAIN;
@@ -949,13 +953,13 @@ int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
 		list_del(&m->m_entry);
 		conn->c_nmsgs--;
 	}
-	spin_unlock(&conn->c_lock);
+	spin_unlock_bh(&conn->c_lock);
 	if (!ret) {
 		if (copy_to_user(u64_to_user_ptr(cmd->addr), m->m_data, m->m_length)) {
-			spin_lock(&conn->c_lock);
+			spin_lock_bh(&conn->c_lock);
 			list_add(&m->m_entry, &conn->c_msgs);
 			conn->c_nmsgs++;
-			spin_unlock(&conn->c_lock);
+			spin_unlock_bh(&conn->c_lock);
 			ret = -EFAULT;
 		} else {
 			cmd->length = m->m_length;
