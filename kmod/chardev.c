@@ -184,10 +184,15 @@ static DECLARE_WORK(rdmaxfer_put_work, rdmaxfer_deferred_put_work);
  * @obj: the object
  *
  * The send CQ's handlers run in softirq context, where a release (unpinning
- * pages, tearing down a connection) must not run.  A reference that is not
- * the last is dropped at once; the last one is handed to a work item.
- * Nothing can take a new reference meanwhile: the object has left its id
- * table before its last reference can be an operation's.
+ * pages, tearing down a connection) must not run.  In fact a completion
+ * never drops the last reference there: whoever tears a connection down
+ * holds one through ib_drain_qp(), whose completion comes after all others
+ * of the QP, and a buffer in use cannot be deregistered; this is the
+ * belt to those braces (and is reached in process context, when SUBMIT
+ * discards a request while another thread closes its connection).  A
+ * reference that is not the last is dropped at once; the last one is
+ * handed to a work item.  Nothing can take a new reference meanwhile: the
+ * object has left its id table (lookups use kref_get_unless_zero()).
  *
  * Context: any context.
  */
@@ -195,8 +200,9 @@ void rdmaxfer_obj_put_atomic(struct rdmaxfer_obj *obj)
 {
 	if (refcount_dec_not_one(&obj->ref.refcount))
 		return;
-	if (llist_add(&obj->put_node, &rdmaxfer_deferred_puts))
-		queue_work(rdmaxfer_wq, &rdmaxfer_put_work);
+	llist_add(&obj->put_node, &rdmaxfer_deferred_puts);
+	/* every time: a flush must cover this object, not just the first one */
+	queue_work(rdmaxfer_wq, &rdmaxfer_put_work);
 }
 
 /**

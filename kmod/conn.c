@@ -15,9 +15,9 @@
  * Queue pair.  Both CQs come from the device's CQ pool.  The receive CQ
  * polls from a work item (IB_POLL_WORKQUEUE): its handlers parse peer
  * messages, allocate and take mutexes.  The send CQ polls in softirq
- * context (IB_POLL_SOFTIRQ): its handlers only free contexts, return room
- * and queue completions, never sleep, and hand a last reference to a work
- * item (rdmaxfer_obj_put_atomic()); so c_lock and the file's rf_ev_lock are
+ * context (IB_POLL_SOFTIRQ): its handlers free contexts, return room,
+ * queue completions, may post a CREDIT message or queue the teardown work,
+ * and never sleep; so c_lock and the file's rf_ev_lock are
  * always taken with bottom halves off.  On Soft-RoCE, whose send, receive
  * and completion processing runs in tasklets, a post made with bottom
  * halves off then completes at spin_unlock_bh(), in the poster's context,
@@ -358,8 +358,10 @@ void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
  * Returns the credits we owe in the header.  On failure the buffer, WR and
  * credit are given back.
  *
- * Context: process context (ioctl or completion handler), hard interrupts
- * enabled, no spinlock held: pending softirqs may run at the unlock.
+ * Context: process context (ioctl, receive completion handler) or the
+ * send CQ's handler (softirq, posting a CREDIT); hard interrupts enabled,
+ * no spinlock held: in process context pending softirqs (rxe's tasks, the
+ * send CQ's polling) may run at the unlock.
  * Return: 0, -ENOTCONN, or the error of ib_post_send().
  */
 int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -687,7 +689,7 @@ void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error)
 	cmpxchg(&conn->c_error, 0, error);
 	kref_get(&conn->c_obj.ref);
 	if (!queue_work(rdmaxfer_wq, &conn->c_down_work))
-		rdmaxfer_obj_put(&conn->c_obj);
+		rdmaxfer_obj_put_atomic(&conn->c_obj);	/* may be in softirq */
 }
 
 static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
