@@ -72,6 +72,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "rdmaxfer.h"
@@ -84,6 +85,7 @@
 #define REAP_MAX		64
 #define ECHO_SLOTS		256	/* echo messages in flight, all connections */
 #define ECHO_TAG		(1ull << 62)	/* user_data of echo SENDs */
+#define ECHO_STALL_S		2	/* an echo not sent by then: drop its client */
 
 struct sconn {
 	uint32_t id;			/* connection id, 0: free slot */
@@ -151,6 +153,13 @@ struct server {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t echo_stalled;	/* SIGALRM during an echo SUBMIT */
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	echo_stalled = 1;
+}
 
 static void on_signal(int sig)
 {
@@ -561,6 +570,41 @@ static void output_message(struct server *srv, const unsigned char *p, uint32_t 
 	}
 }
 
+/*
+ * SUBMIT for echoes, bounded in time.  An echo SEND waits for the client's
+ * credit, which comes back only when the client takes its messages; a
+ * client that keeps sending in ECHO mode without taking its echoes (more
+ * than PROTO_ECHO_WINDOW unanswered) would block the one event loop, and
+ * with it every client (and SIGTERM, which is let in only in ppoll).  So
+ * the SUBMIT is interrupted by SIGALRM after ECHO_STALL_S seconds, and the
+ * connection of the first echo that did not go out is dropped.
+ */
+static int submit_echoes(struct server *srv, struct rdmaxfer_submit *sb)
+{
+	struct itimerval arm = { .it_value = { .tv_sec = ECHO_STALL_S } }, off = { 0 };
+	int r, err;
+
+	echo_stalled = 0;
+	setitimer(ITIMER_REAL, &arm, NULL);
+	r = ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, sb);
+	err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	errno = err;
+	return r;
+}
+
+/* The echo at @op could not be sent in ECHO_STALL_S: drop its client. */
+static void drop_stalled(struct server *srv, const struct rdmaxfer_op *op)
+{
+	struct sconn *sc = find_conn(srv, op->conn_id);
+
+	if (!sc)
+		return;
+	warnx_("connection %llu from %s does not take its echoes (more than %u unanswered): dropped",
+	       (unsigned long long)sc->num, sc->peer, PROTO_ECHO_WINDOW);
+	drop_conn(srv, sc);
+}
+
 /* Submit the echo SENDs collected so far (one SUBMIT for all of them). */
 static void flush_echoes(struct server *srv)
 {
@@ -572,16 +616,18 @@ static void flush_echoes(struct server *srv)
 	while (done < n) {
 		sb.count = n - done;
 		sb.ops = (uintptr_t)&ops[done];
-		if (!ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
+		if (!submit_echoes(srv, &sb)) {
 			for (i = done; i < done + sb.count; i++)
 				ops[i].user_data = 0;	/* posted: freed on completion */
 			srv->echoed += sb.count;
 			done += sb.count;
 			continue;
 		}
-		if (errno == EINTR)
+		if (errno == EINTR && !echo_stalled)
 			continue;
-		if (errno != ENOTCONN && errno != ECONNRESET && errno != ENOENT) {
+		if (errno == EINTR)
+			drop_stalled(srv, &ops[done]);
+		else if (errno != ENOTCONN && errno != ECONNRESET && errno != ENOENT) {
 			warnx_("echoing messages failed: %s", strerror(errno));
 			break;
 		}
@@ -589,9 +635,11 @@ static void flush_echoes(struct server *srv)
 		for (i = done; i < n; i++) {
 			sb.count = 1;
 			sb.ops = (uintptr_t)&ops[i];
-			do
-				r = ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb);
-			while (r && errno == EINTR);
+			do {
+				r = submit_echoes(srv, &sb);
+				if (r && errno == EINTR && echo_stalled)
+					drop_stalled(srv, &ops[i]);
+			} while (r && errno == EINTR && !echo_stalled);
 			if (!r) {
 				ops[i].user_data = 0;
 				srv->echoed++;
@@ -1133,6 +1181,10 @@ int cmd_serve(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
+	/* no SA_RESTART: the alarm interrupts a stalled echo SUBMIT */
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = on_signal;
 	/* a background job of a non-interactive shell ignores SIGINT: keep that */
 	if (!sigaction(SIGINT, NULL, &old) && old.sa_handler != SIG_IGN)
 		sigaction(SIGINT, &sa, NULL);
