@@ -593,8 +593,8 @@ fail:
 /*
  * WRITE/READ pieces of one SUBMIT on one connection, not posted yet (see
  * "Fast path" above).  While @conn is set, rdmaxfer_post_begin() is held
- * on it.  @err is the first posting error: the operations of the chain
- * complete with it, and the SUBMIT stops after them.
+ * on it.  @err is the first posting error: the operations of that chain
+ * complete as flushed, and the SUBMIT stops after them.
  */
 struct rdmaxfer_chain {
 	struct rdmaxfer_conn	*conn;

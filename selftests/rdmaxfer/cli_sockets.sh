@@ -33,27 +33,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-# serve NAME ARGS...: start `rdmaxfer serve ARGS` in the background (stdout
-# $tmp/NAME.log, stderr $tmp/NAME.err, pid in $tmp/NAME.pid) and wait until
-# it listens.
-serve()
-{
-	_n=$1
-	shift
-	rdmaxfer serve "$@" >"$tmp/$_n.log" 2>"$tmp/$_n.err" &
-	echo $! >"$tmp/$_n.pid"
-	pids="$pids $!"
-	wait_for "grep -q '^listening on' '$tmp/$_n.log'" 15
-}
-
-# stop NAME: SIGTERM the server, wait; sets $rc to its exit status.
-stop()
-{
-	_p=$(cat "$tmp/$1.pid")
-	kill -TERM "$_p" 2>/dev/null
-	wait "$_p"
-	rc=$?
-}
+# serve NAME ARGS... and stop NAME: see lib.sh.
 
 # jq_ok NAME FILTER: exit 0, nothing on stderr (but the UDP ping's report of
 # datagrams it had to send again), and stdout is one JSON document for which

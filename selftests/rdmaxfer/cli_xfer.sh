@@ -35,30 +35,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-# serve NAME ARGS...: start `rdmaxfer serve ARGS` in the background (stdout
-# $tmp/NAME.log, stderr $tmp/NAME.err, pid in $tmp/NAME.pid) and wait until
-# it listens (human mode prints "listening on ...").
-serve()
-{
-	_n=$1
-	shift
-	rdmaxfer serve "$@" >"$tmp/$_n.log" 2>"$tmp/$_n.err" &
-	echo $! >"$tmp/$_n.pid"
-	pids="$pids $!"
-	case " $* " in
-	*" --json "*) sleep 1 ;;
-	*) wait_for "grep -q '^listening on' '$tmp/$_n.log'" 15 ;;
-	esac
-}
-
-# stop NAME: SIGTERM the server, wait; sets $rc to its exit status.
-stop()
-{
-	_p=$(cat "$tmp/$1.pid")
-	kill -TERM "$_p" 2>/dev/null
-	wait "$_p"
-	rc=$?
-}
+# serve NAME ARGS... and stop NAME: see lib.sh.
 
 # finished NAME: wait (up to 30 s) for a --count server to exit; sets $rc.
 finished()

@@ -167,3 +167,34 @@ one_error_line()
 		grep -q '^rdmaxfer: ' "$tmp/$1.err" &&
 		grep -qi -- "$2" "$tmp/$1.err"
 }
+
+# --- a `rdmaxfer serve` in the background ------------------------------------
+# These use $tmp and add the server's pid to $pids (the test kills $pids on
+# exit).
+
+# serve NAME ARGS...: start `rdmaxfer serve ARGS` in the background (stdout
+# $tmp/NAME.log, stderr $tmp/NAME.err, pid in $tmp/NAME.pid) and wait until
+# it listens (human mode prints "listening on ..."; --json prints nothing
+# until it exits: wait a second).
+serve()
+{
+	_n=$1
+	shift
+	rdmaxfer serve "$@" >"$tmp/$_n.log" 2>"$tmp/$_n.err" &
+	echo $! >"$tmp/$_n.pid"
+	pids="$pids $!"
+	case " $* " in
+	*" --json "*) sleep 1 ;;
+	*) wait_for "grep -q '^listening on' '$tmp/$_n.log'" 15 ;;
+	esac
+}
+
+# stop NAME: SIGTERM the server, wait; sets $rc to its exit status.
+# shellcheck disable=SC2034
+stop()
+{
+	_p=$(cat "$tmp/$1.pid")
+	kill -TERM "$_p" 2>/dev/null
+	wait "$_p"
+	rc=$?
+}

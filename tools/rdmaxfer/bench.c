@@ -74,26 +74,12 @@ void bench_fail(const char *fmt, ...)
 	pthread_mutex_unlock(&fail_lock);
 }
 
-static const char *opcode_name(unsigned int opcode)
-{
-	switch (opcode) {
-	case RDMAXFER_OP_WRITE:
-		return "RDMA WRITE";
-	case RDMAXFER_OP_READ:
-		return "RDMA READ";
-	case RDMAXFER_OP_SEND:
-		return "SEND";
-	default:
-		return "operation";
-	}
-}
-
 void bench_op_failed(struct session *s, unsigned int opcode, int status)
 {
 	if (status == -ECANCELED)
-		bench_fail("connection to %s lost (%s flushed)", s->peer, opcode_name(opcode));
+		bench_fail("connection to %s lost (%s flushed)", s->peer, rdmaxfer_op_name(opcode));
 	else
-		bench_fail("%s to %s failed: %s", opcode_name(opcode), s->peer, status_words(status));
+		bench_fail("%s to %s failed: %s", rdmaxfer_op_name(opcode), s->peer, status_words(status));
 }
 
 int bench_event(struct session *s, const struct rdmaxfer_completion *c)
@@ -295,7 +281,7 @@ static int submit_ops(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op 
 		if (errno == ENOTCONN || errno == ECONNRESET || errno == ENODEV)
 			bench_fail("connection to %s lost", bc->s.peer);
 		else
-			bench_fail("SUBMIT of %s to %s failed: %s", opcode_name(ops[done].opcode),
+			bench_fail("SUBMIT of %s to %s failed: %s", rdmaxfer_op_name(ops[done].opcode),
 				   bc->s.peer, strerror(errno));
 		return -1;
 	}

@@ -122,31 +122,6 @@ static void free_device(struct device *d)
 	free(d->ports);
 }
 
-/* List the devices; *out gets a malloc'ed array.  Returns the count or -1. */
-static int list_devices(int fd, uint32_t **out)
-{
-	struct rdmaxfer_list_devices ld = { .size = sizeof(ld) };
-	uint32_t *idx = NULL;
-
-	for (;;) {
-		uint32_t cap = ld.count;
-
-		ld.indexes = (uintptr_t)idx;
-		if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld)) {
-			free(idx);
-			return -1;
-		}
-		if (ld.count <= cap)
-			break;
-		free(idx);
-		idx = calloc(ld.count, sizeof(*idx));
-		if (!idx)
-			return -1;
-	}
-	*out = idx;
-	return ld.count;
-}
-
 static void print_human(const struct rdmaxfer_info *mi, const struct device *devs, int n)
 {
 	char guid[24], addr[INET6_ADDRSTRLEN], ndev[IF_NAMESIZE];
@@ -319,7 +294,7 @@ int cmd_info(int argc, char **argv)
 		return EXIT_FAIL;
 	if (rdmaxfer_get_info(fd, &mi))
 		goto out;
-	n = list_devices(fd, &idx);
+	n = list_device_indexes(fd, &idx);
 	if (n < 0) {
 		fail("LIST_DEVICES failed: %s", strerror(errno));
 		goto out;

@@ -33,6 +33,8 @@ int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *
 int rdmaxfer_open(void);
 int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info);
 int rdmaxfer_open_transfer(struct rdmaxfer_info *info);
+int list_device_indexes(int fd, uint32_t **out);
+const char *rdmaxfer_op_name(unsigned int opcode);
 
 /* util.c: parsing and formatting */
 int parse_size(const char *s, uint64_t *out);

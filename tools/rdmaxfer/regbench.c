@@ -184,30 +184,6 @@ static void thp_mode(char *buf, size_t len, bool off)
 
 /* --- finding the device and connecting to ourselves -------------------- */
 
-static int list_devices(int fd, uint32_t **out)
-{
-	struct rdmaxfer_list_devices ld = { .size = sizeof(ld) };
-	uint32_t *idx = NULL;
-
-	for (;;) {
-		uint32_t cap = ld.count;
-
-		ld.indexes = (uintptr_t)idx;
-		if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld)) {
-			free(idx);
-			return -1;
-		}
-		if (ld.count <= cap)
-			break;
-		free(idx);
-		idx = calloc(ld.count, sizeof(*idx));
-		if (!idx)
-			return -1;
-	}
-	*out = idx;
-	return (int)ld.count;
-}
-
 /* An address of an active port of device @index: IPv4 first, then global IPv6. */
 static int port_address(int fd, uint32_t index, uint32_t port, struct rdmaxfer_addr *a)
 {
@@ -262,7 +238,7 @@ static int pick_address(struct regbench *rb, const char *device)
 	uint32_t *idx = NULL, p;
 	int n, i, ret = -1;
 
-	n = list_devices(rb->cfd, &idx);
+	n = list_device_indexes(rb->cfd, &idx);
 	if (n < 0) {
 		fail("LIST_DEVICES failed: %s", strerror(errno));
 		return -1;

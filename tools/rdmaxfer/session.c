@@ -307,26 +307,6 @@ void session_close(struct session *s)
 
 /* --- completions and events ------------------------------------------- */
 
-static const char *op_name(unsigned int opcode)
-{
-	switch (opcode) {
-	case RDMAXFER_OP_WRITE:
-		return "RDMA WRITE";
-	case RDMAXFER_OP_READ:
-		return "RDMA READ";
-	case RDMAXFER_OP_SEND:
-		return "SEND";
-	case RDMAXFER_OP_WRITE_IMM:
-		return "RDMA WRITE with immediate";
-	case RDMAXFER_OP_CAS:
-		return "compare-and-swap";
-	case RDMAXFER_OP_FADD:
-		return "fetch-and-add";
-	default:
-		return "operation";
-	}
-}
-
 /*
  * One REAP call.  Returns the number of entries handled, 0 if none came
  * within @timeout_ns, -1 on an error (printed).  When a batch holds both a
@@ -410,7 +390,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		return -1;
 	}
 	if (bad) {
-		fail_line(s, "%s to %s failed: %s", op_name(bad->opcode), s->peer,
+		fail_line(s, "%s to %s failed: %s", rdmaxfer_op_name(bad->opcode), s->peer,
 			  status_words(bad->status));
 		return -1;
 	}
@@ -503,7 +483,7 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
 				fail_line(s, "connection to %s lost", s->peer);
 				return -1;
 			}
-			fail_line(s, "SUBMIT of %s failed: %s", op_name(ops[0].opcode), strerror(err));
+			fail_line(s, "SUBMIT of %s failed: %s", rdmaxfer_op_name(ops[0].opcode), strerror(err));
 			return -1;
 		}
 		s->inflight += sb.count;

@@ -301,6 +301,52 @@ const char *status_words(int status)
 	}
 }
 
+/* List the devices; *out gets a malloc'ed array.  Returns the count or -1. */
+int list_device_indexes(int fd, uint32_t **out)
+{
+	struct rdmaxfer_list_devices ld = { .size = sizeof(ld) };
+	uint32_t *idx = NULL;
+
+	for (;;) {
+		uint32_t cap = ld.count;
+
+		ld.indexes = (uintptr_t)idx;
+		if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld)) {
+			free(idx);
+			return -1;
+		}
+		if (ld.count <= cap)
+			break;
+		free(idx);
+		idx = calloc(ld.count, sizeof(*idx));
+		if (!idx)
+			return -1;
+	}
+	*out = idx;
+	return (int)ld.count;
+}
+
+/* The name of an RDMAXFER_OP_* in messages. */
+const char *rdmaxfer_op_name(unsigned int opcode)
+{
+	switch (opcode) {
+	case RDMAXFER_OP_WRITE:
+		return "RDMA WRITE";
+	case RDMAXFER_OP_READ:
+		return "RDMA READ";
+	case RDMAXFER_OP_SEND:
+		return "SEND";
+	case RDMAXFER_OP_WRITE_IMM:
+		return "RDMA WRITE with immediate";
+	case RDMAXFER_OP_CAS:
+		return "compare-and-swap";
+	case RDMAXFER_OP_FADD:
+		return "fetch-and-add";
+	default:
+		return "operation";
+	}
+}
+
 /*
  * JSON writer.  Nesting is tracked so that commas and keys come out right;
  * a key is printed when the enclosing container is an object.
