@@ -8,9 +8,16 @@
 #                     build the module and CLI for this host instead
 #   make check        install what is missing, build, lint, boot the guest
 #                     and run the selftests; ends with "N passed, N failed, N skipped"
+#   make check KERNEL=debug
+#                     the same on the debug guest kernel (KASAN, lockdep, kmemleak,
+#                     UBSAN, fault injection), built from linux-source-6.1 on first
+#                     use (~30 min) and cached; no lint (the stock run lints)
 #   make demo         install what is missing, build, boot the guest and show
 #                     what the module sees
 #   make shell        an interactive guest console with everything loaded
+#   make fuzz [FUZZ_SECS=300] [FUZZ_SEED=N] [KERNEL=debug]
+#                     the ioctl fuzzer in the guest for as long as asked, then
+#                     the kernel log check (selftests/rdmaxfer/fuzz_ioctl.c)
 #   make bench        boot the guest, run rdmaxfer and perftest alternately on
 #                     rxe0 and print the ratio table (tools/vm/guest/bench.sh)
 #   make labs         run the course labs in the guest and plot them
@@ -23,12 +30,16 @@
 # Build output goes to build/ (and the module to kmod/, as kbuild wants).
 
 RIG		:= tools/vm/rig.sh
+# The guest kernel: stock (Debian 12's 6.1) or debug (tools/vm/debug-kernel.sh).
+KERNEL		?= stock
+export RIG_KERNEL := $(KERNEL)
 KDIR		?= $(shell $(RIG) kdir 2>/dev/null)
 BUILD		:= build
 KSRC_TAR	?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
 KSRC		:= $(BUILD)/ksrc
 KSFT_INC	:= $(CURDIR)/$(KSRC)/tools/testing/selftests
-STAGE		:= $(BUILD)/stage
+STAGE		:= $(BUILD)/stage$(if $(filter-out stock,$(KERNEL)),-$(KERNEL))
+export RDMAXFER_STAGE := $(CURDIR)/$(STAGE)
 PREFIX		?= /usr/local
 CC		?= cc
 
@@ -93,7 +104,7 @@ setup:
 # The two commands of the README: both install what they need first.
 check:
 	$(RIG) setup
-	$(MAKE) lint
+	$(if $(filter stock,$(KERNEL)),$(MAKE) lint)
 	$(MAKE) stage
 	$(RIG) check
 
@@ -112,6 +123,14 @@ labs:
 	$(MAKE) stage
 	tools/vm/labs.sh
 
+FUZZ_SECS	?= 300
+FUZZ_SEED	?=
+fuzz:
+	$(RIG) setup
+	$(MAKE) stage
+	$(RIG) run --timeout $$(($(FUZZ_SECS) + 600)) -- 'cd /opt/rdmaxfer/selftests && \
+		FUZZ_SECS=$(FUZZ_SECS) FUZZ_SEED=$(FUZZ_SEED) ./fuzz_ioctl.sh && ./dmesg_check.sh'
+
 shell:
 	$(RIG) setup
 	$(MAKE) stage
@@ -125,4 +144,5 @@ clean:
 	-test -n "$(KDIR)" && test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
 
-.PHONY: all check-kdir module cli selftests stage lint setup check demo bench labs shell install clean
+.PHONY: all check-kdir module cli selftests stage lint setup check demo bench labs fuzz shell \
+	install clean

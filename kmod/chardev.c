@@ -56,34 +56,49 @@ void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 t
 {
 	obj->type = type;
 	obj->id = 0;
+	obj->id_state = RDMAXFER_ID_NONE;
 	obj->file = rf;
 	kref_init(&obj->ref);
 }
 
 /**
- * rdmaxfer_obj_insert - give an object an id in its file
- * @obj: the object; the id table takes a new reference
+ * rdmaxfer_obj_reserve - give an object an id, not yet visible
+ * @obj: the object, without an id
+ *
+ * The id is allocated cyclically (an id closed a moment ago is not handed
+ * out again soon, so a stale id names nothing rather than a new object) and
+ * its slot is reserved: lookups find nothing there until
+ * rdmaxfer_obj_publish().  An object is published only once it is complete,
+ * so that no other thread (CLOSE, REVOKE, a fuzzer) can reach one that is
+ * still being built; events may carry the id meanwhile.  The id counts
+ * against RDMAXFER_MAX_OBJECTS until rdmaxfer_obj_remove().
  *
  * Context: process context, takes rf_lock.
  * Return: 0, -EMFILE when the file has RDMAXFER_MAX_OBJECTS objects, -ENOMEM.
  */
-int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj)
+int rdmaxfer_obj_reserve(struct rdmaxfer_obj *obj)
 {
 	struct rdmaxfer_file *rf = obj->file;
 	int ret;
 
+	might_sleep();
 	mutex_lock(&rf->rf_lock);
+	if (WARN_ON_ONCE(obj->id_state != RDMAXFER_ID_NONE)) {
+		ret = -EINVAL;
+		goto out;
+	}
 	if (rf->rf_nobjs >= RDMAXFER_MAX_OBJECTS) {
 		ret = -EMFILE;
 		goto out;
 	}
-	ret = xa_alloc(&rf->rf_objs, &obj->id, obj, xa_limit_31b, GFP_KERNEL);
-	if (ret) {
+	ret = xa_alloc_cyclic(&rf->rf_objs, &obj->id, NULL, xa_limit_31b, &rf->rf_next_id,
+			      GFP_KERNEL);
+	if (ret < 0) {
 		obj->id = 0;
 		goto out;
 	}
-	/* the caller's reference keeps it alive until the table's is taken */
-	kref_get(&obj->ref);
+	ret = 0;
+	obj->id_state = RDMAXFER_ID_RESERVED;
 	rf->rf_nobjs++;
 out:
 	mutex_unlock(&rf->rf_lock);
@@ -91,23 +106,77 @@ out:
 }
 
 /**
- * rdmaxfer_obj_remove - take an object out of its file's id table
- * @obj: the object
+ * rdmaxfer_obj_publish - make a reserved id name its object
+ * @obj: the object, complete, with an id from rdmaxfer_obj_reserve(); the
+ *	id table takes a new reference
  *
- * Whoever removes the object owns the table's reference and must put it.
+ * Cannot fail: the slot was allocated by the reservation.
  *
  * Context: process context, takes rf_lock.
- * Return: true if this call removed it, false if it was not (or no longer) there.
+ */
+void rdmaxfer_obj_publish(struct rdmaxfer_obj *obj)
+{
+	struct rdmaxfer_file *rf = obj->file;
+
+	might_sleep();
+	mutex_lock(&rf->rf_lock);
+	if (!WARN_ON_ONCE(obj->id_state != RDMAXFER_ID_RESERVED)) {
+		/* the caller's reference keeps it alive until the table's is taken */
+		kref_get(&obj->ref);
+		WARN_ON_ONCE(xa_store(&rf->rf_objs, obj->id, obj, GFP_KERNEL));
+		obj->id_state = RDMAXFER_ID_PUBLISHED;
+	}
+	mutex_unlock(&rf->rf_lock);
+}
+
+/**
+ * rdmaxfer_obj_insert - give a complete object an id and publish it
+ * @obj: the object; the id table takes a new reference
+ *
+ * Context: process context, takes rf_lock.
+ * Return: 0, -EMFILE when the file has RDMAXFER_MAX_OBJECTS objects, -ENOMEM.
+ */
+int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj)
+{
+	int ret = rdmaxfer_obj_reserve(obj);
+
+	if (!ret)
+		rdmaxfer_obj_publish(obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_obj_remove - take an object's id out of its file's id table
+ * @obj: the object
+ *
+ * A published object leaves the table: whoever removes it owns the table's
+ * reference and must put it.  A reserved id is given back.  The object
+ * keeps its number in @obj->id (events already queued carry it).
+ *
+ * Context: process context, takes rf_lock.
+ * Return: true if this call removed a published object, false otherwise
+ * (reserved only, never given an id, or already removed).
  */
 bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj)
 {
 	struct rdmaxfer_file *rf = obj->file;
 	bool removed = false;
 
+	might_sleep();
 	mutex_lock(&rf->rf_lock);
-	if (obj->id && xa_cmpxchg(&rf->rf_objs, obj->id, obj, NULL, GFP_KERNEL) == obj) {
-		rf->rf_nobjs--;
+	switch (obj->id_state) {
+	case RDMAXFER_ID_PUBLISHED:
+		WARN_ON_ONCE(xa_erase(&rf->rf_objs, obj->id) != obj);
 		removed = true;
+		fallthrough;
+	case RDMAXFER_ID_RESERVED:
+		if (!removed)
+			xa_release(&rf->rf_objs, obj->id);
+		obj->id_state = RDMAXFER_ID_GONE;
+		rf->rf_nobjs--;
+		break;
+	default:
+		break;
 	}
 	mutex_unlock(&rf->rf_lock);
 	return removed;
@@ -163,6 +232,7 @@ static void rdmaxfer_obj_release(struct kref *ref)
  */
 void rdmaxfer_obj_put(struct rdmaxfer_obj *obj)
 {
+	might_sleep();
 	kref_put(&obj->ref, rdmaxfer_obj_release);
 }
 
@@ -338,6 +408,7 @@ int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 f
 {
 	struct rdmaxfer_event *ev;
 
+	might_sleep();
 	if (!rdmaxfer_pending_get(rf, 1))
 		return -ENOBUFS;
 	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
@@ -649,9 +720,8 @@ static void rdmaxfer_release_objects(struct rdmaxfer_file *rf)
 			bool first = obj->type == RDMAXFER_OBJ_LISTENER ||
 				     obj->type == RDMAXFER_OBJ_CONN;
 
-			if (first != !pass)
+			if (first != !pass || !rdmaxfer_obj_remove(obj))
 				continue;
-			xa_erase(&rf->rf_objs, id);
 			if (obj->type == RDMAXFER_OBJ_LISTENER)
 				rdmaxfer_listener_close(container_of(obj, struct rdmaxfer_listener,
 								     l_obj));

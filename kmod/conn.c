@@ -53,9 +53,8 @@
  * still holds a control buffer or WR room when teardown frees them.
  * Completion handlers post without it: the drain waits for them.
  *
- * Locking: rf_lock (file) > c_teardown_lock > c_post_sem > rd_lock
- * (device) > c_lock, l_lock.  c_lock and l_lock are never held together.
- * No lock is held across rdma_destroy_id() that its handler takes.
+ * Locking: see the order at the top of rdmaxfer.h.  No lock is held
+ * across rdma_destroy_id() that its handler takes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -217,6 +216,7 @@ int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 {
 	int ret = -EAGAIN, err;
 
+	might_sleep();
 	err = wait_event_interruptible(conn->c_wait,
 				       (ret = rdmaxfer_wr_take(conn, nwr, nrw)) != -EAGAIN);
 	return err ? -EINTR : ret;
@@ -253,6 +253,7 @@ void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
  */
 int rdmaxfer_post_begin(struct rdmaxfer_conn *conn)
 {
+	might_sleep();
 	down_read(&conn->c_post_sem);
 	if (READ_ONCE(conn->c_state) == RDMAXFER_CS_ESTABLISHED)
 		return 0;
@@ -266,6 +267,7 @@ int rdmaxfer_post_begin(struct rdmaxfer_conn *conn)
  */
 void rdmaxfer_post_end(struct rdmaxfer_conn *conn)
 {
+	lockdep_assert_held_read(&conn->c_post_sem);
 	up_read(&conn->c_post_sem);
 }
 
@@ -372,7 +374,7 @@ int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	struct ib_sge sge = {
 		.addr = ct->ct_dma,
 		.length = sizeof(*hdr) + length,
-		.lkey = conn->c_dev->rd_pd->local_dma_lkey,
+		.lkey = conn->c_pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
 		.wr_cqe = &ct->ct_cqe,
@@ -444,6 +446,7 @@ static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
  */
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
 {
+	might_sleep();
 	spin_lock_bh(&conn->c_lock);
 	conn->c_grant++;
 	spin_unlock_bh(&conn->c_lock);
@@ -457,7 +460,7 @@ static int rdmaxfer_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	struct ib_sge sge = {
 		.addr = ct->ct_dma,
 		.length = RDMAXFER_CTRL_SIZE,
-		.lkey = conn->c_dev->rd_pd->local_dma_lkey,
+		.lkey = conn->c_pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe = &ct->ct_cqe,
@@ -753,6 +756,8 @@ static void rdmaxfer_conn_free_resources(struct rdmaxfer_conn *conn)
 {
 	u32 i;
 
+	lockdep_assert_held(&conn->c_teardown_lock);
+
 	if (conn->c_qp) {
 		if (conn->c_id)
 			rdma_destroy_qp(conn->c_id);
@@ -774,6 +779,34 @@ static void rdmaxfer_conn_free_resources(struct rdmaxfer_conn *conn)
 	if (conn->c_rcq) {
 		ib_cq_pool_put(conn->c_rcq, RDMAXFER_RECV_DEPTH + 1);
 		conn->c_rcq = NULL;
+	}
+	if (conn->c_pd_held) {
+		conn->c_pd_held = false;
+		rdmaxfer_conn_pd_put(conn);	/* windows still alive keep it */
+	}
+}
+
+/**
+ * rdmaxfer_conn_pd_get - keep the connection's PD while a window uses it
+ * @conn: the connection; the caller holds a PD user already (it is up)
+ */
+void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn)
+{
+	refcount_inc(&conn->c_pd_users);
+}
+
+/**
+ * rdmaxfer_conn_pd_put - drop a PD user; the last one deallocates the PD
+ * @conn: the connection
+ *
+ * Context: process context.  Every MR and the QP on the PD are gone by then.
+ */
+void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn)
+{
+	might_sleep();
+	if (refcount_dec_and_test(&conn->c_pd_users)) {
+		ib_dealloc_pd(conn->c_pd);
+		conn->c_pd = NULL;
 	}
 }
 
@@ -803,6 +836,14 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	ret = ib_query_port(ib, conn->c_port, &pattr);
 	if (ret)
 		return ret;
+	conn->c_pd = ib_alloc_pd(ib, 0);
+	if (IS_ERR(conn->c_pd)) {
+		ret = PTR_ERR(conn->c_pd);
+		conn->c_pd = NULL;
+		return ret;
+	}
+	refcount_set(&conn->c_pd_users, 1);
+	conn->c_pd_held = true;
 	conn->c_max_msg = min_t(u32, pattr.max_msg_sz, SZ_1G);
 
 	conn->c_scq_size = RDMAXFER_SQ_WRS + 1 + 3 * RDMAXFER_RW_CTXS;
@@ -832,7 +873,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS;
-	ret = rdma_create_qp(id, rd->rd_pd, &attr);
+	ret = rdma_create_qp(id, conn->c_pd, &attr);
 	if (ret)
 		return ret;
 	conn->c_qp = id->qp;
@@ -903,6 +944,8 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	struct rdma_cm_id *id;
 	bool was_up, unaccepted;
 
+	might_sleep();
+	lockdep_assert_not_held(&rf->rf_lock);
 	mutex_lock(&conn->c_teardown_lock);
 	if (conn->c_torn_down) {
 		mutex_unlock(&conn->c_teardown_lock);
@@ -955,6 +998,7 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	}
 	mutex_unlock(&conn->c_teardown_lock);
 
+	/* never handed out: its id (published or only reserved) goes */
 	if (unaccepted && rdmaxfer_obj_remove(&conn->c_obj))
 		rdmaxfer_obj_put(&conn->c_obj);
 }
@@ -1044,6 +1088,12 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	struct rdmaxfer_file *rf = conn->c_obj.file;
 	bool queued = false;
 
+	/*
+	 * Complete now: the id names it (CLOSE may find it).  If the listener
+	 * is closing, its teardown (waiting in rdma_destroy_id() for this
+	 * handler) removes the id again.
+	 */
+	rdmaxfer_obj_publish(&conn->c_obj);
 	spin_lock(&l->l_lock);
 	if (!l->l_closed && !list_empty(&conn->c_entry)) {
 		list_move_tail(&conn->c_entry, &l->l_queue);
@@ -1212,7 +1262,8 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 		goto reject_later;
 	rdmaxfer_conn_addrs(conn, id);
 	rdmaxfer_conn_limits(conn);
-	ret = rdmaxfer_obj_insert(&conn->c_obj);
+	/* its id, for the events of messages that may beat ESTABLISHED */
+	ret = rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret)
 		goto reject_later;
 
@@ -1305,7 +1356,8 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 	INIT_LIST_HEAD(&l->l_queue);
 	INIT_LIST_HEAD(&l->l_pending);
 	l->l_backlog = clamp_t(u32, cmd->backlog ?: 16, 1, 256);
-	ret = rdmaxfer_obj_insert(&l->l_obj);
+	/* published once listening: CLOSE cannot reach a half-built listener */
+	ret = rdmaxfer_obj_reserve(&l->l_obj);
 	if (ret) {
 		kfree(l);
 		return ret;
@@ -1331,13 +1383,13 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 		goto out_remove;
 	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
 	cmd->listen_id = l->l_obj.id;
+	rdmaxfer_obj_publish(&l->l_obj);
 	rdmaxfer_obj_put(&l->l_obj);
 	return 0;
 
 out_remove:
-	if (rdmaxfer_obj_remove(&l->l_obj))
-		rdmaxfer_obj_put(&l->l_obj);
 	rdmaxfer_listener_close(l);
+	rdmaxfer_obj_remove(&l->l_obj);		/* only reserved */
 	rdmaxfer_obj_put(&l->l_obj);
 	return ret;
 }
@@ -1354,6 +1406,8 @@ void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
 	struct rdmaxfer_conn *conn;
 	struct rdma_cm_id *id;
 
+	might_sleep();
+	lockdep_assert_not_held(&l->l_obj.file->rf_lock);
 	spin_lock(&l->l_lock);
 	l->l_closed = true;
 	spin_unlock(&l->l_lock);
@@ -1492,7 +1546,8 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 	conn = rdmaxfer_conn_alloc(rf);
 	if (!conn)
 		return -ENOMEM;
-	ret = rdmaxfer_obj_insert(&conn->c_obj);
+	/* reserved now (events carry it), published once established */
+	ret = rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret) {
 		kfree(conn);
 		return ret;
@@ -1519,17 +1574,20 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 	else
 		ret = READ_ONCE(conn->c_error) ?: -ETIMEDOUT;
 	spin_unlock_bh(&conn->c_lock);
+	/* established, but the peer closed before we got here */
+	if (ret == -ESHUTDOWN)
+		ret = -ECONNRESET;
 	if (ret)
 		goto fail;
 	cmd->conn_id = conn->c_obj.id;
+	rdmaxfer_obj_publish(&conn->c_obj);
 	rdmaxfer_obj_put(&conn->c_obj);
 	return 0;
 
 fail:
 	cmd->reject_reason = ret == -ECONNREFUSED ? conn->c_reject_reason : 0;
-	if (rdmaxfer_obj_remove(&conn->c_obj))
-		rdmaxfer_obj_put(&conn->c_obj);
 	rdmaxfer_conn_teardown(conn, -ECANCELED);
+	rdmaxfer_obj_remove(&conn->c_obj);		/* only reserved */
 	rdmaxfer_obj_put(&conn->c_obj);
 	return ret;
 }

@@ -19,9 +19,9 @@
  * so a device being removed is never handed out.  Queries hold a reference
  * for the duration of one ioctl, connections for their lifetime.
  *
- * One PD per device, allocated with flags 0 (never IB_PD_UNSAFE_GLOBAL_RKEY)
- * when the first connection attaches and freed when the last user (a
- * connection or a window) is gone, so an idle module holds no RDMA object.
+ * Protection domains are per connection (conn.c), not per device: an rkey
+ * of one connection's window is then worthless on any other QP of the
+ * host, whichever file or peer owns it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -121,7 +121,6 @@ static void rdmaxfer_remove_one(struct ib_device *ib, void *client_data)
 	rdmaxfer_device_put(rd);
 	/* connections are gone; windows being revoked still hold references */
 	wait_for_completion(&rd->rd_released);
-	WARN_ON_ONCE(rd->rd_pd);	/* its last user freed it */
 	pr_info("%s: device removed\n", dev_name(&ib->dev));
 	kfree(rd);
 }
@@ -137,32 +136,32 @@ static struct ib_client rdmaxfer_ib_client = {
  * @rd: the device (the caller's reference passes to the connection)
  * @conn: the connection
  *
- * Allocates the device's PD with the first connection.
+ * A connection that teardown has already marked down is refused: its
+ * teardown may have detached it already, and .remove would then find it
+ * on @rd_conns forever.
  *
- * Context: process context, takes rd_lock.
- * Return: 0, -ENODEV if the device is being removed, or the PD error.
+ * Context: process context, takes rd_lock (then c_lock).
+ * Return: 0, -ENODEV if the device is being removed, -ENOTCONN if the
+ * connection is down.
  */
 int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn)
 {
 	int ret = 0;
 
+	might_sleep();
 	mutex_lock(&rd->rd_lock);
 	if (rd->rd_dying) {
 		ret = -ENODEV;
 		goto out;
 	}
-	if (!rd->rd_pd) {
-		struct ib_pd *pd = ib_alloc_pd(rd->rd_ib, 0);
-
-		if (IS_ERR(pd)) {
-			ret = PTR_ERR(pd);
-			goto out;
-		}
-		rd->rd_pd = pd;
-	}
-	rd->rd_pd_users++;
-	list_add_tail(&conn->c_dev_entry, &rd->rd_conns);
-	conn->c_dev = rd;
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_DOWN)
+		ret = -ENOTCONN;
+	else
+		conn->c_dev = rd;
+	spin_unlock_bh(&conn->c_lock);
+	if (!ret)
+		list_add_tail(&conn->c_dev_entry, &rd->rd_conns);
 out:
 	mutex_unlock(&rd->rd_lock);
 	return ret;
@@ -172,50 +171,20 @@ out:
  * rdmaxfer_device_detach - take a connection off its device
  * @conn: the connection; its device reference is dropped
  *
- * Context: process context, takes rd_lock.
+ * Context: process context, teardown (c_teardown_lock held); takes rd_lock.
  */
 void rdmaxfer_device_detach(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_device *rd = conn->c_dev;
 
+	lockdep_assert_held(&conn->c_teardown_lock);
 	if (!rd)
 		return;
 	mutex_lock(&rd->rd_lock);
 	list_del_init(&conn->c_dev_entry);
 	mutex_unlock(&rd->rd_lock);
 	conn->c_dev = NULL;
-	rdmaxfer_device_pd_put(rd);
 	rdmaxfer_device_put(rd);
-}
-
-/**
- * rdmaxfer_device_pd_get - keep the device's PD while a window uses it
- * @rd: the device; the caller holds a user of the PD (its connection)
- *
- * Context: process context, takes rd_lock.
- */
-void rdmaxfer_device_pd_get(struct rdmaxfer_device *rd)
-{
-	mutex_lock(&rd->rd_lock);
-	rd->rd_pd_users++;
-	mutex_unlock(&rd->rd_lock);
-}
-
-/**
- * rdmaxfer_device_pd_put - drop a PD user; the last one frees the PD
- * @rd: the device
- *
- * Context: process context, takes rd_lock.  Every MR and QP on the PD is
- * gone by then.
- */
-void rdmaxfer_device_pd_put(struct rdmaxfer_device *rd)
-{
-	mutex_lock(&rd->rd_lock);
-	if (!--rd->rd_pd_users) {
-		ib_dealloc_pd(rd->rd_pd);
-		rd->rd_pd = NULL;
-	}
-	mutex_unlock(&rd->rd_lock);
 }
 
 /**
@@ -352,15 +321,14 @@ int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg)
 }
 
 /*
- * Copy the valid GIDs of one port to userspace, at most @cap of them, and
- * return how many there are.  Empty table entries are skipped.
+ * Collect the valid GIDs of one port, at most @cap of them, into @gids,
+ * and count them all in *@count.  Empty table entries are skipped.
  */
-static int rdmaxfer_copy_gids(struct ib_device *ib, u32 port, u32 tbl_len,
-			      struct rdmaxfer_gid __user *ugid, u32 cap, u32 *count)
+static void rdmaxfer_get_gids(struct ib_device *ib, u32 port, u32 tbl_len,
+			      struct rdmaxfer_gid *gids, u32 cap, u32 *count)
 {
 	const struct ib_gid_attr *attr;
 	struct net_device *ndev;
-	struct rdmaxfer_gid gid;
 	u32 i, n = 0;
 
 	for (i = 0; i < tbl_len; i++) {
@@ -368,23 +336,21 @@ static int rdmaxfer_copy_gids(struct ib_device *ib, u32 port, u32 tbl_len,
 		if (IS_ERR(attr))
 			continue;
 		if (n < cap) {
-			memset(&gid, 0, sizeof(gid));
-			memcpy(gid.raw, attr->gid.raw, sizeof(gid.raw));
-			gid.index = attr->index;
-			gid.type = attr->gid_type;
+			struct rdmaxfer_gid *gid = &gids[n];
+
+			memcpy(gid->raw, attr->gid.raw, sizeof(gid->raw));
+			gid->index = attr->index;
+			gid->type = attr->gid_type;
 			rcu_read_lock();
 			ndev = rdma_read_gid_attr_ndev_rcu(attr);
 			if (!IS_ERR(ndev))
-				gid.ifindex = ndev->ifindex;
+				gid->ifindex = ndev->ifindex;
 			rcu_read_unlock();
 		}
 		rdma_put_gid_attr(attr);
-		if (n < cap && copy_to_user(ugid + n, &gid, sizeof(gid)))
-			return -EFAULT;
 		n++;
 	}
 	*count = n;
-	return 0;
 }
 
 /**
@@ -393,11 +359,14 @@ static int rdmaxfer_copy_gids(struct ib_device *ib, u32 port, u32 tbl_len,
  * @arg: struct rdmaxfer_port_info, already copied in
  *
  * Queries the port attributes and copies out up to @num_gids valid GIDs.
+ * The GIDs are gathered into a kernel buffer and the device reference is
+ * dropped before anything is copied to userspace: a user page that takes
+ * long to fault in (FUSE, userfaultfd) must not hold up the device's
+ * removal, which waits for every reference.
  *
- * Context: process context, may sleep and fault.  Holds a device reference,
- * so rdmaxfer_remove_one() waits for it.
+ * Context: process context, may sleep and fault.
  * Return: 0, -ENODEV for an unknown index, -EINVAL for a bad port number,
- * -EFAULT for a bad GID array, or the error of ib_query_port().
+ * -EFAULT for a bad GID array, -ENOMEM, or the error of ib_query_port().
  */
 int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg)
 {
@@ -409,11 +378,14 @@ int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg)
 		.port = cmd->port,
 		.gids = cmd->gids,
 	};
+	struct rdmaxfer_gid *gids = NULL;
 	struct rdmaxfer_device *rd;
 	struct ib_port_attr attr;
 	struct ib_device *ib;
+	u32 cap = 0;
 	int ret;
 
+	might_sleep();
 	rd = rdmaxfer_device_get(cmd->index);
 	if (!rd)
 		return -ENODEV;
@@ -437,11 +409,22 @@ int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg)
 	out.lid = attr.lid;
 	out.active_speed = attr.active_speed;
 	out.active_width = attr.active_width;
-	ret = rdmaxfer_copy_gids(ib, cmd->port, attr.gid_tbl_len,
-				 u64_to_user_ptr(cmd->gids), cmd->num_gids,
-				 &out.num_gids);
+	/* no more than the table can hold, whatever the caller's capacity */
+	cap = min_t(u32, cmd->num_gids, attr.gid_tbl_len);
+	if (cap) {
+		gids = kvcalloc(cap, sizeof(*gids), GFP_KERNEL);
+		if (!gids) {
+			ret = -ENOMEM;
+			goto out_put;
+		}
+	}
+	rdmaxfer_get_gids(ib, cmd->port, attr.gid_tbl_len, gids, cap, &out.num_gids);
 out_put:
 	rdmaxfer_device_put(rd);
+	if (!ret && cap && copy_to_user(u64_to_user_ptr(cmd->gids), gids,
+					min(cap, out.num_gids) * sizeof(*gids)))
+		ret = -EFAULT;
+	kvfree(gids);
 	if (!ret)
 		*cmd = out;
 	return ret;

@@ -33,6 +33,7 @@
 #include <linux/backing-dev.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -69,6 +70,30 @@ static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsign
 	}
 	mmap_read_unlock(mm);
 	return ret;
+}
+
+/*
+ * May these pinned pages stay pinned long-term?  The check of the mappings
+ * above ran before pinning and without the mmap lock held across the pin,
+ * so the caller may have mapped something else there meanwhile (a shared
+ * mapping of an ext4 file, whose page cache a writable pin would fight):
+ * what was pinned is checked again, page by page.
+ */
+static bool rdmaxfer_pages_pinnable(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		struct folio *folio = page_folio(pages[i]);
+		struct address_space *mapping;
+
+		if (folio_test_anon(folio))
+			continue;
+		mapping = folio_mapping(folio);
+		if (mapping && mapping_can_writeback(mapping))
+			return false;
+	}
+	return true;
 }
 
 /**
@@ -145,6 +170,11 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 			ret = n ? n : -EFAULT;
 			goto out_unpin;
 		}
+		if (!rdmaxfer_pages_pinnable(buf->b_pages + done, n)) {
+			done += n;
+			ret = -EOPNOTSUPP;
+			goto out_unpin;
+		}
 		done += n;
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
@@ -183,6 +213,7 @@ out_uncharge:
  */
 void rdmaxfer_buf_release(struct rdmaxfer_buf *buf)
 {
+	might_sleep();
 	unpin_user_pages_dirty_lock(buf->b_pages, buf->b_npages,
 				    buf->b_access & RDMAXFER_BUF_WRITE);
 	atomic64_sub(buf->b_npages, &buf->b_mm->pinned_vm);
@@ -220,8 +251,10 @@ int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 	else
 		__xa_erase(&rf->rf_objs, cmd->buf_id);
 	xa_unlock(&rf->rf_objs);
-	if (!ret)
+	if (!ret) {
+		buf->b_obj.id_state = RDMAXFER_ID_GONE;
 		rf->rf_nobjs--;
+	}
 	mutex_unlock(&rf->rf_lock);
 	if (!ret)
 		rdmaxfer_obj_put(&buf->b_obj);
@@ -234,7 +267,9 @@ int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
  */
 u32 rdmaxfer_seg_pages(struct ib_device *ib)
 {
-	return clamp_t(u32, ib->attrs.max_fast_reg_page_list_len, 1, RDMAXFER_MAX_SEG_PAGES);
+	/* each MR is allocated with RDMAXFER_MR_SPARE_PAGES more (compat.h) */
+	return clamp_t(u32, ib->attrs.max_fast_reg_page_list_len - RDMAXFER_MR_SPARE_PAGES,
+		       1, RDMAXFER_MAX_SEG_PAGES);
 }
 
 /* Free a window's segments: deregister (invalidating the keys), unmap. */
@@ -261,8 +296,9 @@ static void rdmaxfer_window_free_segs(struct rdmaxfer_window *win, struct ib_dev
  */
 void rdmaxfer_window_release(struct rdmaxfer_window *win)
 {
+	might_sleep();
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
-	rdmaxfer_device_pd_put(win->w_dev);
+	rdmaxfer_conn_pd_put(win->w_conn);
 	rdmaxfer_device_put(win->w_dev);
 	rdmaxfer_obj_put(&win->w_buf->b_obj);
 	rdmaxfer_obj_put(&win->w_conn->c_obj);
@@ -301,6 +337,8 @@ void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_window *win;
 
+	lockdep_assert_held(&conn->c_teardown_lock);
+
 	for (;;) {
 		spin_lock_bh(&conn->c_lock);
 		win = list_first_entry_or_null(&conn->c_windows, struct rdmaxfer_window,
@@ -315,10 +353,20 @@ void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
 	}
 }
 
-/* Map the pages of one segment and prepare its MR; no WR is posted here. */
+/*
+ * Map the pages of one segment and prepare its MR; no WR is posted here.
+ *
+ * The MR's iova, which the peer puts in its work requests, is rewritten
+ * from the DMA address of the first page (a kernel virtual address on
+ * software devices, a physical or IOVA address on an HCA: nothing a peer
+ * may learn) to @base, the segment's place in the window, plus the offset
+ * of the first byte in its page (which the device's page list needs).  So
+ * an advertised address is the window offset of the segment plus the
+ * in-page offset of the window's first byte, whatever the host.
+ */
 static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_wseg *ws,
 				   struct ib_pd *pd, struct page **pages, u32 npages,
-				   u32 offset, u32 length)
+				   u32 offset, u32 length, u64 base)
 {
 	struct ib_device *ib = pd->device;
 	int ret, n;
@@ -332,7 +380,7 @@ static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_
 		ws->ws_sgt.nents = 0;
 		return ret;
 	}
-	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, npages);
+	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, npages + RDMAXFER_MR_SPARE_PAGES);
 	if (IS_ERR(ws->ws_mr)) {
 		ret = PTR_ERR(ws->ws_mr);
 		ws->ws_mr = NULL;
@@ -342,6 +390,7 @@ static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_
 	n = ib_map_mr_sg(ws->ws_mr, ws->ws_sgt.sgl, ws->ws_sgt.nents, NULL, PAGE_SIZE);
 	if (n != ws->ws_sgt.nents)
 		return n < 0 ? n : -EINVAL;
+	ws->ws_mr->iova = base + offset_in_page(ws->ws_mr->iova);
 	return 0;
 }
 
@@ -363,11 +412,14 @@ static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_wseg *ws = container_of(wc->wr_cqe, struct rdmaxfer_wseg, ws_cqe);
 	struct rdmaxfer_window *win = ws->ws_win;
 
-	if (wc->status != IB_WC_SUCCESS) {
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		/* the connection is going down: EXPOSE reports that */
+		win->w_reg_status = -ENOTCONN;
+	} else if (wc->status != IB_WC_SUCCESS) {
+		pr_debug("conn %u: registration failed: %s\n", win->w_conn->c_obj.id,
+			 ib_wc_status_msg(wc->status));
 		win->w_reg_status = -EIO;
-		/* the QP is in error now (or being flushed) */
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			rdmaxfer_conn_fail(win->w_conn, -EIO);
+		rdmaxfer_conn_fail(win->w_conn, -EIO);	/* the QP is in error now */
 	}
 	rdmaxfer_wr_release(win->w_conn, win->w_reg_batch, 0);
 	complete(&win->w_reg_done);
@@ -419,8 +471,17 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 			rdmaxfer_wr_release(conn, n, 0);
 			return ret;
 		}
-		/* the WRs complete even if the QP dies (flushed), so no timeout */
-		wait_for_completion(&win->w_reg_done);
+		/*
+		 * The WRs complete even if the QP dies (flushed), but maybe only
+		 * behind operations a slow peer holds up.  A fatal signal fails
+		 * the connection: its teardown flushes them (it disconnects
+		 * before it waits for us to leave rdmaxfer_post_end()).
+		 */
+		if (wait_for_completion_killable(&win->w_reg_done)) {
+			rdmaxfer_conn_fail(conn, -EINTR);
+			wait_for_completion(&win->w_reg_done);
+			return -EINTR;
+		}
 		if (win->w_reg_status)
 			return win->w_reg_status;
 	}
@@ -531,7 +592,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	win->w_conn = conn;
 	win->w_dev = conn->c_dev;
 	kref_get(&win->w_dev->rd_ref);
-	rdmaxfer_device_pd_get(win->w_dev);
+	rdmaxfer_conn_pd_get(conn);
 	win->w_buf = buf;
 	INIT_LIST_HEAD(&win->w_entry);
 	win->w_length = cmd->length;
@@ -545,9 +606,10 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 				(u64)np * PAGE_SIZE - (i ? 0 : in_page));
 
 		win->w_segs[i].ws_win = win;
-		ret = rdmaxfer_window_map_seg(win, &win->w_segs[i], conn->c_dev->rd_pd,
+		ret = rdmaxfer_window_map_seg(win, &win->w_segs[i], conn->c_pd,
 					      buf->b_pages + fp + i * seg_pages, np,
-					      i ? 0 : in_page, len);
+					      i ? 0 : in_page, len,
+					      (u64)i * seg_pages << PAGE_SHIFT);
 		if (ret)
 			goto out_win;
 	}
@@ -555,8 +617,14 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	if (ret)
 		goto out_win;
 
-	/* from here the window owns the conn and buf references */
-	ret = rdmaxfer_obj_insert(&win->w_obj);
+	/*
+	 * From here the window owns the conn and buf references.  Its id is
+	 * reserved (the ADVERT carries it) but published only once the window
+	 * is on the connection and advertised: a REVOKE cannot reach it
+	 * before, and teardown (which waits for rdmaxfer_post_end()) finds it
+	 * on the list after.
+	 */
+	ret = rdmaxfer_obj_reserve(&win->w_obj);
 	if (ret)
 		goto out_win;
 	spin_lock_bh(&conn->c_lock);
@@ -569,9 +637,11 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	spin_unlock_bh(&conn->c_lock);
 	if (!ret)
 		ret = rdmaxfer_window_advertise(win);
+	if (!ret)
+		rdmaxfer_obj_publish(&win->w_obj);
 	rdmaxfer_post_end(conn);
 	if (ret) {
-		rdmaxfer_window_unlink(win);
+		rdmaxfer_window_unlink(win);	/* also gives the id back */
 		rdmaxfer_obj_put(&win->w_obj);
 		return ret;
 	}
@@ -581,7 +651,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 
 out_win:
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
-	rdmaxfer_device_pd_put(win->w_dev);
+	rdmaxfer_conn_pd_put(conn);
 	rdmaxfer_device_put(win->w_dev);
 	kfree(win);
 out_post:
@@ -737,6 +807,8 @@ void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_rwin *rw;
 	unsigned long id;
+
+	lockdep_assert_held(&conn->c_teardown_lock);
 
 	mutex_lock(&conn->c_rwin_lock);
 	xa_for_each(&conn->c_rwins, id, rw) {

@@ -16,6 +16,31 @@
  *    tears every connection on it down before it returns;
  *  - an operation holds references on its connection and buffer until its
  *    one completion has been delivered; a window holds its buffer.
+ *
+ * Locking.  The one written order; the comments of each file and
+ * Documentation/architecture.md point here.  Outer to inner:
+ *
+ *   c_teardown_lock (mutex, per connection: teardown, QUERY_CONN)
+ *     > c_post_sem (rwsem: ioctls that post hold it for read, teardown
+ *       takes it for write once)
+ *       > rf_lock (mutex, per file: id table changes; also taken under
+ *         c_teardown_lock directly, when teardown releases windows and ids)
+ *         > the xarray lock of rf_objs (lookups take it alone)
+ *     > c_rwin_lock (mutex: the peer's windows; SUBMIT takes it alone)
+ *     > rd_lock (mutex, per device: its connection list)
+ *       > c_lock (spinlock, bottom halves off: state, credits, room, lists)
+ *
+ * Leaves, never held together and never held while taking another lock:
+ * c_lock (but under rd_lock in rdmaxfer_device_attach()), l_lock (listener
+ * queues), rf_ev_lock (bottom halves off: the file's events).
+ *
+ * Waiting counts as taking: rdma_destroy_id() waits for the id's CM handler,
+ * which may take rf_lock, rd_lock, c_lock, l_lock and rf_ev_lock, so none of
+ * those is held across it (c_teardown_lock is: no handler takes it).
+ * ib_drain_qp() waits for completion handlers, which take c_rwin_lock,
+ * c_lock and rf_ev_lock.  Functions that need a lock held say so with
+ * lockdep_assert_held(), and those that sleep with might_sleep(), so that
+ * a lockdep kernel (make check KERNEL=debug) checks these rules.
  */
 #ifndef RDMAXFER_H
 #define RDMAXFER_H
@@ -74,10 +99,7 @@ extern struct workqueue_struct *rdmaxfer_wq;
  * @rd_index: the RDMA core's index of @rd_ib, the name userspace uses
  * @rd_ref: one reference for the registry, one per user
  * @rd_released: completed when the last reference is dropped
- * @rd_lock: protects @rd_pd creation, @rd_conns, @rd_dying
- * @rd_pd: protection domain of every connection on the device (flags 0:
- *	never a global rkey); exists while it has users
- * @rd_pd_users: connections attached plus windows alive
+ * @rd_lock: protects @rd_conns, @rd_dying
  * @rd_conns: connections using the device
  * @rd_dying: set by .remove: no new connection may attach
  */
@@ -86,9 +108,7 @@ struct rdmaxfer_device {
 	u32			rd_index;
 	struct kref		rd_ref;
 	struct completion	rd_released;
-	struct mutex		rd_lock;	/* PD, conns, dying */
-	struct ib_pd		*rd_pd;
-	u32			rd_pd_users;
+	struct mutex		rd_lock;	/* conns, dying */
 	struct list_head	rd_conns;
 	bool			rd_dying;
 };
@@ -100,10 +120,19 @@ enum rdmaxfer_obj_type {
 	RDMAXFER_OBJ_WINDOW,
 };
 
+/* Where an object's id stands in its file's id table (under rf_lock). */
+enum rdmaxfer_id_state {
+	RDMAXFER_ID_NONE,	/* no id yet */
+	RDMAXFER_ID_RESERVED,	/* an id, but lookups do not find the object */
+	RDMAXFER_ID_PUBLISHED,	/* the table names it and holds a reference */
+	RDMAXFER_ID_GONE,	/* removed: the number stays in @id for events */
+};
+
 /**
  * struct rdmaxfer_obj - what every object a file owns starts with
  * @type: enum rdmaxfer_obj_type
- * @id: its id in the file (0 until inserted)
+ * @id: its id in the file (0 until reserved)
+ * @id_state: enum rdmaxfer_id_state, under the file's rf_lock
  * @ref: references; the release depends on @type (rdmaxfer_obj_put())
  * @put_node: on the list of last references dropped in softirq context,
  *	released by a work item (rdmaxfer_obj_put_atomic())
@@ -112,6 +141,7 @@ enum rdmaxfer_obj_type {
 struct rdmaxfer_obj {
 	u32			type;
 	u32			id;
+	u32			id_state;
 	struct kref		ref;
 	struct rdmaxfer_file	*file;
 	struct llist_node	put_node;
@@ -161,7 +191,8 @@ struct rdmaxfer_stats_k {
  * @rf_pending: operations posted or completed but not yet reaped, plus events
  * @rf_wait: REAP, ACCEPT and poll() wait here
  * @rf_closing: release() has started: events are dropped
- * @rf_nobjs: objects in @rf_objs (under @rf_lock)
+ * @rf_nobjs: ids in @rf_objs, reserved or published (under @rf_lock)
+ * @rf_next_id: where the cyclic id allocation goes on (under @rf_lock)
  * @rf_pinned: bytes this file has pinned
  * @rf_stats: this file's counters
  */
@@ -175,6 +206,7 @@ struct rdmaxfer_file {
 	wait_queue_head_t	rf_wait;
 	bool			rf_closing;
 	u32			rf_nobjs;
+	u32			rf_next_id;
 	atomic64_t		rf_pinned;
 	struct rdmaxfer_stats_k	rf_stats;
 };
@@ -321,6 +353,12 @@ struct rdmaxfer_msg {
  * @c_dev_entry: on rdmaxfer_device.rd_conns
  * @c_id: the rdma_cm id; NULL once destroyed
  * @c_dev: the device (reference), once routed
+ * @c_pd: the connection's own protection domain (flags 0: never a global
+ *	rkey): its QP and its windows' MRs live there, so an rkey is good on
+ *	this connection's QP only
+ * @c_pd_users: the connection (until its resources are freed) and each of
+ *	its windows; the last one deallocates @c_pd
+ * @c_pd_held: the connection's own @c_pd_users count is still held
  * @c_qp: the queue pair
  * @c_scq: send CQ (from the device's CQ pool)
  * @c_rcq: receive CQ
@@ -371,6 +409,9 @@ struct rdmaxfer_conn {
 	struct list_head		c_dev_entry;
 	struct rdma_cm_id		*c_id;
 	struct rdmaxfer_device		*c_dev;
+	struct ib_pd			*c_pd;
+	refcount_t			c_pd_users;
+	bool				c_pd_held;
 	struct ib_qp			*c_qp;
 	struct ib_cq			*c_scq;
 	struct ib_cq			*c_rcq;
@@ -522,8 +563,6 @@ struct rdmaxfer_device *rdmaxfer_device_get(u32 index);
 void rdmaxfer_device_put(struct rdmaxfer_device *rd);
 int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn);
 void rdmaxfer_device_detach(struct rdmaxfer_conn *conn);
-void rdmaxfer_device_pd_get(struct rdmaxfer_device *rd);
-void rdmaxfer_device_pd_put(struct rdmaxfer_device *rd);
 int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
@@ -532,6 +571,8 @@ int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_chardev_init(void);
 void rdmaxfer_chardev_exit(void);
 void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 type);
+int rdmaxfer_obj_reserve(struct rdmaxfer_obj *obj);
+void rdmaxfer_obj_publish(struct rdmaxfer_obj *obj);
 int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj);
 bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj);
 void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type);
@@ -554,6 +595,8 @@ int rdmaxfer_query_conn(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
 void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
 int rdmaxfer_close(struct rdmaxfer_file *rf, void *arg);

@@ -269,6 +269,8 @@ void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn)
 {
 	LIST_HEAD(left);
 
+	lockdep_assert_held(&conn->c_teardown_lock);
+
 	spin_lock_bh(&conn->c_lock);
 	list_splice_init(&conn->c_sq_pieces, &left);
 	spin_unlock_bh(&conn->c_lock);
@@ -535,7 +537,7 @@ static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
 	req->r_atomic_dev = rd;
 	req->r_atomic_sge.addr = req->r_atomic_dma;
 	req->r_atomic_sge.length = sizeof(u64);
-	req->r_atomic_sge.lkey = rd->rd_pd->local_dma_lkey;
+	req->r_atomic_sge.lkey = conn->c_pd->local_dma_lkey;
 
 	ret = rdmaxfer_wr_reserve(conn, 1, 0);
 	if (ret)
@@ -663,6 +665,7 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	LIST_HEAD(unposted);
 	int ret;
 
+	lockdep_assert_held_read(&conn->c_post_sem);
 	if (!ch->npieces)
 		return 0;
 	ch->last->send_flags |= IB_SEND_SIGNALED;

@@ -23,6 +23,25 @@
  *
  * Exit: 0 the server disconnected, 1 it did not, 2 the test could not get as
  * far as sending the message (usage, setup, connect or no ADVERT).
+ *
+ * Two modes look at what a server gives away instead:
+ *
+ *   advaddr            checks the ADVERT's segment addresses: each must be
+ *                      the segment's offset in the window plus the in-page
+ *                      offset of the window's first byte (< 4096), so that
+ *                      no kernel virtual, physical or DMA address reaches
+ *                      the wire; then READs 8 bytes at the start of every
+ *                      segment with them (they must work).
+ *                      Exit 0 all good, 1 an address gives something away
+ *                      or a READ failed, 2 setup.
+ *   crossread PORT2    connects twice, to PORT and to PORT2 (another
+ *                      server, i.e. another file), and READs the first
+ *                      window through the second connection's QP with the
+ *                      first window's rkey and address: an rkey must be
+ *                      good on its own connection only.  The same READ on
+ *                      the first connection (the control) must work.
+ *                      Exit 0 refused, 1 the READ went through, 2 setup
+ *                      (or the control READ failed).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -53,6 +72,8 @@
 #define RX_MSG_DATA		4
 #define RX_MSG_WRITE_DONE	5
 #define RX_REMOTE_READ		1u
+#define RX_PAGE_SIZE		4096
+#define RX_MAX_SEGS		255
 
 /* what this peer announces in its hello */
 #define NRECV			32
@@ -63,6 +84,8 @@
 #define STEP_TIMEOUT_MS		5000
 
 enum { EXIT_DISCONNECTED = 0, EXIT_NOT_DISCONNECTED = 1, EXIT_SETUP = 2 };
+/* the same exit codes, as advaddr and crossread mean them */
+enum { EXIT_GOOD = EXIT_DISCONNECTED, EXIT_GAVE_AWAY = EXIT_NOT_DISCONNECTED };
 
 static const char *mode;
 
@@ -127,6 +150,20 @@ struct peer {
 
 #define SEND_BUF(pr)	((pr)->buf + (size_t)NRECV * CTRL_SIZE)
 #define WR_SEND		NRECV		/* wr_id of the send; receives are 0..NRECV-1 */
+#define WR_READ		(NRECV + 1)	/* wr_id of an RDMA READ */
+
+/* a window the server advertised */
+struct rwin {
+	uint32_t id;
+	uint32_t access;
+	uint64_t length;
+	uint32_t nsegs;
+	struct {
+		uint64_t addr;
+		uint32_t rkey;
+		uint32_t length;
+	} segs[RX_MAX_SEGS];
+};
 
 /*
  * Wait up to ms for the next CM event; returns its type (the event is
@@ -351,11 +388,20 @@ static int setup(struct peer *pr, const char *addr, const char *port)
 	return 0;
 }
 
-/* Wait for the server's ADVERT and return its window id (0: none came). */
-static uint32_t server_window(struct peer *pr)
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+/*
+ * Wait for the server's ADVERT and return its window id (0: none came);
+ * with rw, also parse the window into it.
+ */
+static uint32_t server_window_parse(struct peer *pr, struct rwin *rw)
 {
 	struct ibv_wc wc;
-	const uint8_t *m;
+	const uint8_t *m, *p;
+	uint32_t i, n;
 
 	if (wait_wc(pr, -1, STEP_TIMEOUT_MS, &wc)) {
 		msg("the server sent no ADVERT");
@@ -367,7 +413,150 @@ static uint32_t server_window(struct peer *pr)
 		    wc.byte_len >= 2 ? get16(m) : 0, wc.byte_len);
 		return 0;
 	}
-	return get32(m + RX_HDR_LEN);
+	p = m + RX_HDR_LEN;
+	if (rw) {
+		n = get32(p + 16);
+		if (!n || n > RX_MAX_SEGS ||
+		    wc.byte_len < RX_HDR_LEN + RX_ADVERT_LEN + n * RX_SEG_LEN) {
+			msg("ADVERT with %u segments in %u bytes", n, wc.byte_len);
+			return 0;
+		}
+		rw->id = get32(p);
+		rw->access = get32(p + 4);
+		rw->length = get64(p + 8);
+		rw->nsegs = n;
+		for (i = 0; i < n; i++) {
+			const uint8_t *sg = p + RX_ADVERT_LEN + i * RX_SEG_LEN;
+
+			rw->segs[i].addr = get64(sg);
+			rw->segs[i].rkey = get32(sg + 8);
+			rw->segs[i].length = get32(sg + 12);
+		}
+	}
+	return get32(p);
+}
+
+static uint32_t server_window(struct peer *pr)
+{
+	return server_window_parse(pr, NULL);
+}
+
+/*
+ * RDMA READ len bytes at (addr, rkey) on pr's QP into the send buffer.
+ * Returns 0 on success, 1 if the READ completed with an error (its status
+ * in *st), -1 if it could not be posted or never completed.
+ */
+static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len,
+		     enum ibv_wc_status *st)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)SEND_BUF(pr),
+		.length = len,
+		.lkey = pr->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_READ,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
+	}, *bad;
+	int64_t end = now_ms() + STEP_TIMEOUT_MS;
+	struct ibv_wc wc;
+	int n;
+
+	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+		msg("ibv_post_send (READ): %s", strerror(errno));
+		return -1;
+	}
+	while (now_ms() < end) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.wr_id != WR_READ)
+			continue;		/* a receive (or its flush) */
+		*st = wc.status;
+		return wc.status == IBV_WC_SUCCESS ? 0 : 1;
+	}
+	msg("the READ did not complete in %d ms", STEP_TIMEOUT_MS);
+	return -1;
+}
+
+/* advaddr: the addresses of the ADVERT say nothing about the server's memory */
+static int check_advert_addrs(struct peer *pr)
+{
+	static struct rwin rw;
+	enum ibv_wc_status st;
+	uint64_t off = 0, first;
+	uint32_t i;
+	int bad = 0;
+
+	if (!server_window_parse(pr, &rw))
+		return EXIT_SETUP;
+	first = rw.segs[0].addr;
+	for (i = 0; i < rw.nsegs; i++) {
+		uint64_t want = off + first;
+
+		msg("segment %u: addr 0x%" PRIx64 " rkey 0x%x length %u", i, rw.segs[i].addr,
+		    rw.segs[i].rkey, rw.segs[i].length);
+		if (first >= RX_PAGE_SIZE || rw.segs[i].addr != want) {
+			msg("segment %u: address 0x%" PRIx64 " is not window offset + in-page offset (0x%" PRIx64 ")",
+			    i, rw.segs[i].addr, want);
+			bad = 1;
+		}
+		off += rw.segs[i].length;
+	}
+	if (off != rw.length) {
+		msg("segments add up to %" PRIu64 " bytes, the window has %" PRIu64, off, rw.length);
+		bad = 1;
+	}
+	/* the addresses must still work: READ the first bytes of every segment */
+	for (i = 0; i < rw.nsegs && !bad; i++) {
+		int r = rdma_read(pr, rw.segs[i].addr, rw.segs[i].rkey, 8, &st);
+
+		if (r) {
+			msg("READ of segment %u failed: %s", i,
+			    r > 0 ? ibv_wc_status_str(st) : "not completed");
+			bad = 1;
+		}
+	}
+	return bad ? EXIT_GAVE_AWAY : EXIT_GOOD;
+}
+
+/* crossread: one connection's rkey is refused on another connection's QP */
+static int cross_read(struct peer *a, struct peer *b, const char *addr, const char *port2)
+{
+	static struct rwin rw;
+	enum ibv_wc_status st;
+	int r;
+
+	if (!server_window_parse(a, &rw))
+		return EXIT_SETUP;
+	if (setup(b, addr, port2) || !server_window(b))
+		return EXIT_SETUP;
+	/* the control: a's own window through a's own QP */
+	r = rdma_read(a, rw.segs[0].addr, rw.segs[0].rkey, 8, &st);
+	if (r) {
+		msg("control READ on the first connection failed: %s",
+		    r > 0 ? ibv_wc_status_str(st) : "not completed");
+		return EXIT_SETUP;
+	}
+	r = rdma_read(b, rw.segs[0].addr, rw.segs[0].rkey, 8, &st);
+	if (r < 0)
+		return EXIT_SETUP;
+	if (!r) {
+		msg("READ with the first connection's rkey 0x%x went through on the second",
+		    rw.segs[0].rkey);
+		return EXIT_GAVE_AWAY;
+	}
+	msg("READ with the first connection's rkey on the second: %s (refused, good)",
+	    ibv_wc_status_str(st));
+	return EXIT_GOOD;
 }
 
 /* Build the malformed message of mode into the send buffer; its length. */
@@ -501,15 +690,17 @@ static void teardown(struct peer *pr)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = {
-		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid", NULL
+		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid",
+		"advaddr", "crossread", NULL
 	};
-	struct peer pr = { 0 };
+	struct peer pr = { 0 }, pr2 = { 0 };
 	uint32_t win;
 	int i, len, ret = EXIT_SETUP;
 
-	if (argc != 4) {
+	if (argc < 4 || argc != (argc > 3 && !strcmp(argv[3], "crossread") ? 5 : 4)) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid\n");
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr\n"
+			"       evil_peer ADDR PORT crossread PORT2\n");
 		return EXIT_SETUP;
 	}
 	mode = argv[3];
@@ -521,6 +712,14 @@ int main(int argc, char **argv)
 	}
 	if (setup(&pr, argv[1], argv[2]))
 		goto out;
+	if (!strcmp(mode, "advaddr")) {
+		ret = check_advert_addrs(&pr);
+		goto out;
+	}
+	if (!strcmp(mode, "crossread")) {
+		ret = cross_read(&pr, &pr2, argv[1], argv[4]);
+		goto out;
+	}
 	win = server_window(&pr);
 	if (!win)
 		goto out;
@@ -534,6 +733,7 @@ int main(int argc, char **argv)
 	}
 	ret = EXIT_DISCONNECTED;
 out:
+	teardown(&pr2);
 	teardown(&pr);
 	return ret;
 }

@@ -7,7 +7,12 @@
 # must drop exactly that connection: the peer sees DISCONNECTED, the
 # protocol_errors counter moves by one, and serve keeps serving real
 # clients.  A well-formed message (evil_peer's control mode) must not be
-# dropped.  At the end the kernel log of this test has no WARNING or BUG.
+# dropped.  Then what a server gives away: the addresses of its ADVERT must
+# be window offsets (no kernel, physical or DMA address on the wire) and still
+# work for READs, and an rkey advertised on one connection must be refused on
+# another connection's QP (another server, i.e. another file), while the first
+# connection's own READ works.  At the end the kernel log of this test has no
+# WARNING or BUG.
 # Runs in the single guest (rxe0 on veth0, 192.0.2.1).
 . "$(dirname "$0")/lib.sh"
 
@@ -15,6 +20,7 @@ EVIL=$SELFTEST_DIR/evil_peer
 MODES="badlen badtype credits advert0 advertovf writedone"
 ADDR=192.0.2.1
 PORT=18700
+PORT2=18701
 
 [ -x "$EVIL" ] || ktap_skip_all "no evil_peer next to the test (built with librdmacm-dev and libibverbs-dev)"
 command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
@@ -25,9 +31,11 @@ rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
 tmp=$(mktemp -d)
 rc=0
 srv=
+srv2=
 cleanup()
 {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	[ -n "$srv2" ] && kill "$srv2" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -45,7 +53,7 @@ echo "$marker" >/dev/kmsg 2>/dev/null || marker=
 # 3 checks per mode, the control case and the kernel log
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 2))
+ktap_plan $(($# * 3 + 5))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -92,11 +100,41 @@ for mode in $MODES; do
 	ktap_result "${mode}_others_unaffected" $r
 done
 
-kill "$srv" 2>/dev/null
-wait "$srv" 2>/dev/null
-srv=
+# (d) addresses on the wire, and rkeys across connections, against a second
+# server whose 3 MiB window has more than one segment
+rdmaxfer serve --port $PORT2 --size 3M >"$tmp/serve2.out" 2>"$tmp/serve2.err" &
+srv2=$!
+if ! wait_for "grep -q listening $tmp/serve2.out" 10; then
+	ktap_diag "the second serve did not start" "$(cat "$tmp/serve2.out" "$tmp/serve2.err")"
+fi
+run evil_advaddr timeout 30 "$EVIL" $ADDR $PORT2 advaddr
+[ $rc -eq 0 ] || { ktap_diag "evil_peer advaddr exited $rc"; show evil_advaddr.out evil_advaddr.err; }
+ktap_result "advert_addresses_are_window_offsets" $rc
 
-# (d) the kernel log (since our marker) has no WARNING or BUG
+run evil_crossread timeout 30 "$EVIL" $ADDR $PORT2 crossread $PORT
+[ $rc -eq 0 ] || { ktap_diag "evil_peer crossread exited $rc"; show evil_crossread.out evil_crossread.err; }
+ktap_result "rkey_refused_on_another_connection" $rc
+
+r=1
+if kill -0 "$srv" 2>/dev/null && kill -0 "$srv2" 2>/dev/null; then
+	run send_after_cross1 timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
+	r=$rc
+	if [ $r -eq 0 ]; then
+		run send_after_cross2 timeout 60 rdmaxfer send $ADDR --port $PORT2 --message ok
+		r=$rc
+	fi
+	[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show send_after_cross1.out send_after_cross1.err send_after_cross2.out send_after_cross2.err; }
+else
+	ktap_diag "a serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err" "$tmp/serve2.out" "$tmp/serve2.err")"
+fi
+ktap_result "servers_unaffected_by_cross_read" $r
+
+kill "$srv" "$srv2" 2>/dev/null
+wait "$srv" "$srv2" 2>/dev/null
+srv=
+srv2=
+
+# (e) the kernel log (since our marker) has no WARNING or BUG
 log=$(dmesg 2>/dev/null)
 if [ -n "$marker" ]; then
 	log=$(printf '%s\n' "$log" | awk -v m="$marker" 'index($0, m) { n = NR } { l[NR] = $0 }

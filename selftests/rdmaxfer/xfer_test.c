@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -2802,6 +2803,144 @@ TEST_F(xfer, recv_errors)
 	r.length = 8;
 	EXPECT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(8, r.length);
+}
+
+/*
+ * A thread that keeps closing (or revoking) the ids an ioctl in another
+ * thread is about to hand out: the next few after the last one seen, and
+ * the lowest ones.  An object must never be reachable by its id before it
+ * is complete (regression: LISTEN and CONNECT published their object before
+ * its rdma_cm id was stored, and CLOSE destroyed ids still inside
+ * rdma_bind_addr()/rdma_resolve_addr(): list corruption and a panic within
+ * a second; EXPOSE published a window that REVOKE could then release before
+ * it was advertised).
+ */
+struct id_racer {
+	int fd;
+	int revoke;		/* REVOKE instead of CLOSE */
+	volatile int stop;
+	volatile __u32 last;	/* the last id the other thread got */
+	unsigned long hits;	/* calls that found something */
+};
+
+static void *id_racer_run(void *arg)
+{
+	struct id_racer *r = arg;
+	__u32 k, base;
+
+	while (!r->stop) {
+		base = r->last;
+		for (k = 1; k <= 4; k++) {
+			if (!(r->revoke ? do_revoke(r->fd, base + k) : do_close(r->fd, base + k)))
+				r->hits++;
+			if (!r->revoke && !do_close(r->fd, k))
+				r->hits++;
+		}
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
+{
+	struct id_racer r = { .fd = -1 };
+	unsigned long listens = 0, conns = 0;
+	struct rdmaxfer_stats st;
+	struct rdmaxfer_completion c;
+	pthread_t th;
+	__s64 end;
+	__u32 lid, conn;
+	__u16 port;
+	int ret;
+
+	r.fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
+	end = now_ns() + 4 * SEC;
+	while (now_ns() < end) {
+		ret = do_listen(r.fd, mkaddr(test_addr4, 0), 4, &lid, &port);
+		if (ret) {
+			EXPECT_EQ(EADDRINUSE, ret) TH_LOG("LISTEN: %s", strerror(ret));
+			continue;
+		}
+		listens++;
+		r.last = lid;
+		ret = do_connect(r.fd, mkaddr(test_addr4, port), 10 * SEC, &conn, NULL);
+		/* refused or reset: the racer closed the listener or its connection */
+		EXPECT_TRUE(!ret || ret == ECONNREFUSED || ret == ECONNRESET)
+			TH_LOG("CONNECT: %s", strerror(ret));
+		if (!ret) {
+			conns++;
+			r.last = conn;
+			ret = do_close(r.fd, conn);
+			EXPECT_TRUE(!ret || ret == ENOENT);
+		}
+		ret = do_close(r.fd, lid);
+		EXPECT_TRUE(!ret || ret == ENOENT);
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%lu listeners, %lu connections, %lu ids closed by the racer", listens, conns,
+	       r.hits);
+	EXPECT_LT(10, listens);
+	EXPECT_LT(0, conns);
+	/* the racer closed the accepted side's ids too; nothing is left */
+	while (reap_raw(r.fd, &c, 1, 0) > 0)
+		;
+	ASSERT_EQ(0, get_stats(r.fd, &st));
+	EXPECT_EQ(0, st.num_conns);
+	close(r.fd);
+	/* the fixture's connection never noticed */
+	fill(self->cmem, 4096, 31);
+	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
+				      0, 4096, 0), &c);
+	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
+}
+
+TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
+{
+	/* the racer starts after the fixture's window: that one stays */
+	struct id_racer r = { .fd = self->srv, .revoke = 1, .last = self->win };
+	unsigned long exposed = 0, adverts = 0, revokes = 0;
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_stats st;
+	pthread_t th;
+	__s64 end;
+	__u32 win;
+	int ret, n;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
+	end = now_ns() + 4 * SEC;
+	/* 2 events each on the client, which reaps only at the end: stay below max_pending */
+	while (now_ns() < end && exposed < self->info.max_pending / 4) {
+		ret = do_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+				&win);
+		ASSERT_EQ(0, ret) TH_LOG("EXPOSE: %s", strerror(ret));
+		exposed++;
+		r.last = win;
+		ret = do_revoke(self->srv, win);
+		EXPECT_TRUE(!ret || ret == ENOENT);
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	/*
+	 * Every window was advertised before it could be revoked, so the peer
+	 * saw each WINDOW before its WINDOW_REVOKED (a REVOKE of a window it
+	 * never heard of would have made it drop the connection).
+	 */
+	while ((n = reap_raw(self->cli, &c, 1, 2 * SEC)) > 0) {
+		EXPECT_NE(RDMAXFER_EVENT_DISCONNECTED, c.opcode);
+		adverts += c.opcode == RDMAXFER_EVENT_WINDOW;
+		revokes += c.opcode == RDMAXFER_EVENT_WINDOW_REVOKED;
+	}
+	ASSERT_LE(0, n);
+	TH_LOG("%lu windows, the racer revoked %lu", exposed, r.hits);
+	EXPECT_EQ(exposed, adverts);
+	EXPECT_EQ(exposed, revokes);
+	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
+	ASSERT_EQ(0, get_stats(self->srv, &st));
+	EXPECT_EQ(1, st.num_windows);	/* the fixture's */
 }
 
 TEST_F(xfer, close_unknown_and_listener)

@@ -7,7 +7,9 @@
 # there and brings the result back over a second serial port.
 #
 #   rig.sh setup              install host packages (root) + cache the guest kernel
-#   rig.sh abi | kdir         print 6.1.0-NN-amd64 | /usr/src/linux-headers-6.1.0-NN-amd64
+#                             (RIG_KERNEL=debug: build the debug kernel, ~30 min once)
+#   rig.sh abi | kdir         print the guest's kernel release | the tree to build modules
+#                             against (stock: /usr/src/linux-headers-6.1.0-NN-amd64)
 #   rig.sh check [--timeout S]  run the selftests: one guest, then (if the stage has
 #                             selftests/pair/) the pair run; last line "N passed, N failed,
 #                             N skipped" over both; exit 0 iff both finished and none failed
@@ -74,7 +76,15 @@
 #   kernel log is left to the tests, as in the main run). --timeout applies to each of
 #   the single guest and A; B gets 120 s more.
 #
+# Kernels (RIG_KERNEL)
+#   stock  Debian 12's current 6.1 (linux-image-<abi>-amd64-unsigned), the default
+#   debug  6.1 from Debian's linux-source-6.1 with KASAN, lockdep, kmemleak, UBSAN and fault
+#          injection (tools/vm/debug.config), built once by tools/vm/debug-kernel.sh into
+#          $RDMAXFER_CACHE/debug/; RDMA core, virtio and crc32 are built in there. Default
+#          RIG_TIMEOUT 3600; the guest runner scans kmemleak after every test file.
+#
 # Environment
+#   RIG_KERNEL=stock|debug   the guest kernel (see above)
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
@@ -89,7 +99,8 @@ CACHE=${RDMAXFER_CACHE:-${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/rdmaxfer}
 VMDIR=$REPO/build/vm
 RIG_MEM=${RIG_MEM:-3072}
 RIG_SMP=${RIG_SMP:-2}
-RIG_TIMEOUT=${RIG_TIMEOUT:-1200}
+RIG_KERNEL=${RIG_KERNEL:-stock}
+if [[ $RIG_KERNEL == debug ]]; then RIG_TIMEOUT=${RIG_TIMEOUT:-3600}; else RIG_TIMEOUT=${RIG_TIMEOUT:-1200}; fi
 RIG_APPEND=${RIG_APPEND:-}
 RIG_VERBOSE=${RIG_VERBOSE:-0}
 RIG_PAIR_SMP=${RIG_PAIR_SMP:-1}
@@ -144,7 +155,12 @@ abi_from_apt_cached() {
     [[ -n $a ]] && { mkdir -p "$CACHE" && printf '%s\n%s\n' "$key" "$a" >"$f"; } 2>/dev/null
     echo "$a"
 }
-resolve_abi() {   # sets ABI (6.1.0-NN) and KREL (6.1.0-NN-amd64)
+resolve_abi() {   # sets ABI (6.1.0-NN) and KREL (6.1.0-NN-amd64); debug: DEBUG_DIR too
+    if [[ $RIG_KERNEL == debug ]]; then
+        DEBUG_DIR=$("$RIG_DIR/debug-kernel.sh" dir 2>/dev/null) || return 1
+        KREL=$(cat "$DEBUG_DIR/krel") ABI=$KREL
+        return 0
+    fi
     ABI=$(abi_from_apt_cached)
     [[ -n $ABI ]] || ABI=$(abi_from_headers)
     [[ -n $ABI ]] || return 1
@@ -185,6 +201,11 @@ ensure_pkgs() {
 
 # Resolve the ABI for setup: refresh apt's lists once if apt cannot tell.
 setup_abi() {
+    if [[ $RIG_KERNEL == debug ]]; then
+        DEBUG_DIR=$("$RIG_DIR/debug-kernel.sh" build) || die "the debug kernel did not build"
+        KREL=$(cat "$DEBUG_DIR/krel") ABI=$KREL
+        return 0
+    fi
     ABI=$(abi_from_apt_cached)
     if [[ -z $ABI ]] && ((EUID == 0)); then apt_update_once; ABI=$(abi_from_apt_cached); fi
     [[ -n $ABI ]] || ABI=$(abi_from_headers)
@@ -193,9 +214,10 @@ setup_abi() {
 }
 
 # Guest kernel: linux-image-<abi>-amd64-unsigned unpacked into $CACHE/kernel/<abi>.
-kernel_dir() { echo "$CACHE/kernel/$ABI"; }
+kernel_dir() { if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR"; else echo "$CACHE/kernel/$ABI"; fi; }
 fetch_kernel() {
     local dir pkg=linux-image-$KREL-unsigned
+    [[ $RIG_KERNEL == debug ]] && return 0   # built by setup_abi
     dir=$(kernel_dir)
     [[ -e $dir/.complete ]] && return 0
     mkdir -p "$dir"
@@ -220,6 +242,7 @@ fetch_kernel() {
 # a PVH entry, so QEMU can boot the uncompressed vmlinux directly: extract it once (xz).
 extract_vmlinux() {
     local dir z out off
+    [[ $RIG_KERNEL == debug ]] && return 0   # the build keeps an uncompressed vmlinux
     dir=$(kernel_dir)
     z=$dir/boot/vmlinuz-$KREL out=$dir/boot/vmlinux-$KREL
     [[ -e $out || -e $dir/.no-vmlinux ]] && return 0
@@ -235,6 +258,7 @@ extract_vmlinux() {
 guest_kernel() {
     local b
     b=$(kernel_dir)/boot
+    if [[ $RIG_KERNEL == debug ]]; then echo "$b/vmlinuz"; return; fi
     if [[ -e $b/vmlinux-$KREL ]]; then echo "$b/vmlinux-$KREL"; else echo "$b/vmlinuz-$KREL"; fi
 }
 
@@ -243,7 +267,11 @@ lock_cache() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock"; flock 9; }
 cmd_setup() {
     lock_cache
     setup_abi
-    ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}" "linux-headers-$KREL"
+    if [[ $RIG_KERNEL == debug ]]; then
+        ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}"
+    else
+        ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}" "linux-headers-$KREL"
+    fi
     fetch_kernel
     extract_vmlinux
     build_base
@@ -285,10 +313,25 @@ elf_manifest() {
     for lib in $(ldd_libs "$1"); do echo "$(canon "$lib") $lib"; done
 }
 
+# The module files of GUEST_MODULES and their dependencies, in MODFILES (sorted, unique).
+# A module built into the kernel ("builtin NAME" from modprobe) needs no file.
+guest_module_files() {
+    local kdir m deps
+    kdir=$(kernel_dir)
+    MODFILES=()
+    for m in "${GUEST_MODULES[@]}"; do
+        deps=$(modprobe -d "$kdir" -S "$KREL" --show-depends "$m" 2>&1) ||
+            die "module $m not found in $kdir: $deps"
+        mapfile -t -O "${#MODFILES[@]}" MODFILES < <(awk '$1 == "insmod" { print $2 }' <<<"$deps")
+    done
+    mapfile -t MODFILES < <(printf '%s\n' "${MODFILES[@]}" | sort -u)
+}
+
 # Every file of the base initramfs as "DEST SRC" (sorted, unique).
 base_manifest() {
     local kdir b p m rel
     kdir=$(kernel_dir)
+    guest_module_files
     {
         for b in "${GUEST_BINS[@]}"; do
             p=$(command -v "$b") || die "$b not found on the host (run: $0 setup)"
@@ -308,11 +351,7 @@ base_manifest() {
         done
         # Modules: the dependency closure, as modprobe computes it on the cached tree.
         # Copied as they are (.ko here; .ko.xz/.ko.zst work too, depmod and kmod read them).
-        for m in "${GUEST_MODULES[@]}"; do
-            modprobe -d "$kdir" -S "$KREL" --show-depends "$m" |
-                awk '$1 == "insmod" { print $2 }' | grep . ||
-                die "module $m not found in $kdir"
-        done | sort -u | while read -r p; do
+        printf '%s\n' "${MODFILES[@]}" | while read -r p; do
             rel=${p#"$kdir"/lib/modules/"$KREL"/}
             echo "/usr/lib/modules/$KREL/$rel $p"
         done
@@ -342,7 +381,7 @@ build_base() {
     manifest=$(base_manifest)
     key=$( {
         echo "$KREL"
-        declare -f base_manifest build_base newc_entry elf_manifest ldd_libs canon
+        declare -f base_manifest guest_module_files build_base newc_entry elf_manifest ldd_libs canon
         echo "$manifest"
         awk '{ print $2 }' <<<"$manifest" | xargs stat -L -c '%n %s %Y'
         stat -L -c '%n %s %Y' /usr/bin/busybox
@@ -429,6 +468,7 @@ build_payload() {
     {
         echo "RIG_MODE=$mode"
         echo "RIG_KREL=$KREL"
+        echo "RIG_KERNEL=$RIG_KERNEL"
         echo "RIG_ROLE=$role"
         case $role in
         single)
@@ -917,6 +957,7 @@ usage() {
 
 for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
+[[ $RIG_KERNEL == stock || $RIG_KERNEL == debug ]] || die "RIG_KERNEL must be stock or debug"
 TIMEOUT=$RIG_TIMEOUT
 cmd=${1:-}
 [[ -n $cmd ]] || usage 2
@@ -926,6 +967,7 @@ setup) cmd_setup ;;
 abi)   resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"; echo "$KREL" ;;
 kdir)
     resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
+    if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR/src"; exit 0; fi
     echo "/usr/src/linux-headers-$KREL"
     [[ -d /usr/src/linux-headers-$KREL ]] || die "headers for $KREL not installed: run (as root) $0 setup" ;;
 check | pair | pair-shell | demo | run | shell)

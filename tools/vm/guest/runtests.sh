@@ -7,7 +7,20 @@
 #     <its stdout, indented by two spaces: its own KTAP becomes nested subtests>
 #     # <its stderr>
 #   ok I PROG | ok I PROG # SKIP (exit 4) | not ok I PROG # TIMEOUT | not ok I PROG # exit=N
+#   | not ok I PROG # post-check
 # The caller (guest/init) adds the "# rig: done" end marker.
+#
+# After every PROG, whatever it printed, the runner checks that it left nothing behind:
+#  - pinned pages: nr_foll_pin_acquired - nr_foll_pin_released (/proc/vmstat) is back to
+#    its value before the first test;
+#  - RDMA objects: `rdma res show` (pd, cq, qp, cm_id, mr, ... per device) is back to it;
+#  - kernel memory: on a kernel with kmemleak, a scan finds no new suspect (the suspects
+#    are then cleared, so each is reported once).
+# Releases finish asynchronously (work items, deferred puts, rxe's cleanup), so the first
+# two are polled for up to POSTCHECK_WAIT seconds (default 20) before they count as a leak.
+# kmemleak reports an object only once it has been unreferenced for 5 s, so a leak made
+# in the last seconds of one PROG may be reported after the next one.  A leak turns the
+# PROG's result into "not ok ... # post-check", with the details as diagnostics.
 
 dir=${1:-/opt/rdmaxfer/selftests}
 list=$dir/kselftest-list.txt
@@ -24,6 +37,52 @@ if [ -r settings ]; then
 	t=$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' settings | tail -n 1)
 	[ -n "$t" ] && tmo=$t
 fi
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+[ -w "$KMEMLEAK" ] || KMEMLEAK=
+POSTCHECK_WAIT=${POSTCHECK_WAIT:-20}
+
+pins() {
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
+	     END { print a - r }' /proc/vmstat
+}
+# per-device counts, without the device index (it changes when rxe0 is re-added)
+rdma_res() {
+	/usr/sbin/rdma res show 2>/dev/null | sed 's/^[0-9]*: //' | sort
+}
+kmemleak_scan() {   # prints the suspects found since the last clear, then clears them
+	[ -n "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK" 2>/dev/null
+	cat "$KMEMLEAK" 2>/dev/null
+	echo clear >"$KMEMLEAK" 2>/dev/null
+}
+# post_check: prints what PROG left behind (nothing if all is back to the baseline)
+post_check() {
+	t=0
+	while :; do
+		p=$(pins) r=$(rdma_res)
+		[ "$p" = "$base_pins" ] && [ "$r" = "$base_res" ] && break
+		[ "$t" -ge "$POSTCHECK_WAIT" ] && break
+		sleep 1
+		t=$((t + 1))
+	done
+	[ "$p" = "$base_pins" ] ||
+		echo "pinned pages left: $((p - base_pins)) (FOLL_PIN acquired - released)"
+	if [ "$r" != "$base_res" ]; then
+		echo "RDMA objects left (rdma res show), before:"
+		echo "$base_res"
+		echo "after:"
+		echo "$r"
+	fi
+	leaks=$(kmemleak_scan)
+	if [ -n "$leaks" ]; then
+		echo "kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') new suspect(s):"
+		echo "$leaks" | head -n 60
+	fi
+}
+base_pins=$(pins)
+base_res=$(rdma_res)
+kmemleak_scan >/dev/null   # what boot left: not ours
 
 progs=$(sed -n 's/^[^#:][^:]*:\(.*[^[:space:]]\)[[:space:]]*$/\1/p' "$list")
 echo "TAP version 13"
@@ -43,7 +102,11 @@ for prog in $progs; do
 	awk '{ print "  " $0; fflush() }'
 	rc=$(cat "$rcfile")
 	elapsed=$(($(date +%s) - start))
-	if [ "$rc" = 0 ]; then
+	left=$(post_check)
+	if [ -n "$left" ]; then
+		echo "$left" | awk '{ print "  # post-check: " $0 }'
+		echo "not ok $i $prog # post-check (exit=$rc): pins, RDMA objects or leaks left behind"
+	elif [ "$rc" = 0 ]; then
 		echo "ok $i $prog"
 	elif [ "$rc" = 4 ]; then
 		echo "ok $i $prog # SKIP"

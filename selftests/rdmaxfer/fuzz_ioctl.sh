@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# fuzz_ioctl.sh - the ioctl fuzzer for a bounded time (FUZZ_SECS, default 30;
+# FUZZ_SEED replays a run's choices).  Passes if the kernel survived, the
+# module still moves data afterwards (fuzz_ioctl's own two results), and the
+# kernel log of the run has no oops, WARNING, lockdep, KASAN or UBSAN report.
+# Leaks and pins left behind are the runner's post-check.  For long runs:
+# make fuzz FUZZ_SECS=N [KERNEL=debug].
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$SELFTEST_DIR/fuzz_ioctl" ] || ktap_skip_all "no fuzz_ioctl next to the test"
+rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
+rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
+
+ktap_plan 3
+marker="fuzz_ioctl.sh: start $$"
+echo "$marker" >/dev/kmsg 2>/dev/null || marker=
+set -- -t "${FUZZ_SECS:-30}" -j "${FUZZ_THREADS:-4}"
+[ -n "${FUZZ_SEED:-}" ] && set -- "$@" -s "$FUZZ_SEED"
+out=$("$SELFTEST_DIR/fuzz_ioctl" "$@" 2>&1)
+rc=$?
+# its own KTAP, as diagnostics here
+printf '%s\n' "$out" | grep -v '^TAP version\|^1\.\.' | sed 's/^# //; s/^/# /'
+printf '%s\n' "$out" | grep -q '^ok 1 survived'
+ktap_result "survived" $?
+[ $rc -eq 0 ]
+ktap_result "works_after" $?
+
+log=$(dmesg 2>/dev/null)
+if [ -n "$marker" ]; then
+	log=$(printf '%s\n' "$log" | awk -v m="$marker" 'index($0, m) { n = NR } { l[NR] = $0 }
+		END { for (i = n + 1; i <= NR; i++) print l[i] }')
+fi
+hits=$(printf '%s\n' "$log" | grep -E -- 'WARNING:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|possible circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|blocked for more than')
+[ -z "$hits" ]
+r=$?
+[ $r -eq 0 ] || ktap_diag "$hits"
+ktap_result "kernel_log_clean" $r
+ktap_finish
