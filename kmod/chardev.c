@@ -11,6 +11,13 @@
  * is created 0600 (root only); a site that wants a group to use it says so
  * with a udev rule.  .owner pins the module while a file is open.
  *
+ * Memory.  What the module allocates for a file -- its objects, control
+ * buffers, the peer's windows, messages and events -- is charged to the
+ * memory cgroup of the process that opened it (GFP_KERNEL_ACCOUNT; in CM
+ * handlers and completion work, which run in kernel threads, through
+ * set_active_memcg() with the file's cgroup), so a peer that makes us
+ * allocate is paid for by the application that listens to it.
+ *
  * Completions and events go to one queue per file, in the order they
  * happened; REAP drains it and poll() reports POLLIN while it is not empty.
  * rf_pending bounds it: SUBMIT reserves room for its operations up front,
@@ -411,7 +418,7 @@ int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 f
 	might_sleep();
 	if (!rdmaxfer_pending_get(rf, 1))
 		return -ENOBUFS;
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	if (!ev) {
 		rdmaxfer_pending_put(rf, 1);
 		return -ENOMEM;
@@ -429,23 +436,104 @@ int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 f
 }
 
 /**
- * rdmaxfer_post_disconnect - deliver RDMAXFER_EVENT_DISCONNECTED
- * @rf: the file
- * @conn_id: the connection
- * @status: why, negative errno or 0
+ * struct rdmaxfer_peer_event - an event that a peer's control message caused
+ * @pe_ev: the event
+ * @pe_conn: the connection (reference)
  *
- * Delivered even when the queue is full (at most one per connection), so
- * that a user never misses that a connection is gone.
+ * The message's credit is held until the event is reaped (or dropped with
+ * the file): only then may the peer send another.  So one peer can never
+ * have more unreaped events in its connection's file than the receive
+ * buffers it was granted (RDMAXFER_RECV_DEPTH), however fast it sends:
+ * control traffic is bound by credits, and a peer flooding ADVERT/REVOKE
+ * pairs or WRITE_DONEs is slowed to the pace at which the user reaps,
+ * instead of filling the file's queue for every other connection.
+ */
+struct rdmaxfer_peer_event {
+	struct rdmaxfer_event	pe_ev;
+	struct rdmaxfer_conn	*pe_conn;
+};
+
+/* Reaped or dropped: the peer gets its credit back (a CREDIT may go out). */
+static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
+{
+	struct rdmaxfer_peer_event *pe = container_of(ev, struct rdmaxfer_peer_event, pe_ev);
+	struct rdmaxfer_conn *conn = pe->pe_conn;
+
+	if (!rdmaxfer_post_begin(conn)) {
+		rdmaxfer_conn_grant(conn);
+		rdmaxfer_post_end(conn);
+	}
+	rdmaxfer_obj_put(&conn->c_obj);
+	kfree(pe);
+}
+
+/**
+ * rdmaxfer_post_peer_event - deliver an event caused by a peer's message
+ * @conn: the connection the message came on
+ * @opcode: RDMAXFER_EVENT_*
+ * @flags: event flags
+ * @bytes: length
+ * @value: event-specific value
+ * @imm: immediate data
+ * @window_id: window id
+ *
+ * On success the message's credit is held by the event (see struct
+ * rdmaxfer_peer_event): the caller must not give it back.
+ *
+ * Context: process context (receive completion handler).
+ * Return: 0, -ENOBUFS when the file's queue is full, -ENOMEM.
+ */
+int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, u16 opcode, u16 flags, u64 bytes,
+			     u64 value, u32 imm, u32 window_id)
+{
+	struct rdmaxfer_file *rf = conn->c_obj.file;
+	struct rdmaxfer_peer_event *pe;
+
+	might_sleep();
+	if (!rdmaxfer_pending_get(rf, 1))
+		return -ENOBUFS;
+	pe = kzalloc(sizeof(*pe), GFP_KERNEL_ACCOUNT);
+	if (!pe) {
+		rdmaxfer_pending_put(rf, 1);
+		return -ENOMEM;
+	}
+	kref_get(&conn->c_obj.ref);
+	pe->pe_conn = conn;
+	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
+	pe->pe_ev.ev.conn_id = conn->c_obj.id;
+	pe->pe_ev.ev.opcode = opcode;
+	pe->pe_ev.ev.flags = flags;
+	pe->pe_ev.ev.bytes = bytes;
+	pe->pe_ev.ev.value = value;
+	pe->pe_ev.ev.imm_data = imm;
+	pe->pe_ev.ev.window_id = window_id;
+	rdmaxfer_queue_event(rf, &pe->pe_ev);
+	return 0;
+}
+
+/**
+ * rdmaxfer_post_event_always - deliver an event even past the queue's limit
+ * @rf: the file
+ * @conn_id: the connection (or listener) it is about
+ * @opcode: RDMAXFER_EVENT_DISCONNECTED or RDMAXFER_EVENT_CONNECTED
+ * @status: why, negative errno or 0
+ * @value: event-specific value
+ *
+ * For the events a user must never miss: at most one DISCONNECTED per
+ * connection and one CONNECTED per accepted-to-be connection (bounded by
+ * the listener's backlog), so they cannot grow the queue without bound.
  *
  * Context: process context.
  */
-void rdmaxfer_post_disconnect(struct rdmaxfer_file *rf, u32 conn_id, int status)
+void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
+				u64 value)
 {
-	struct rdmaxfer_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
+	struct rdmaxfer_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 
 	ev->ev.conn_id = conn_id;
-	ev->ev.opcode = RDMAXFER_EVENT_DISCONNECTED;
+	ev->ev.opcode = opcode;
 	ev->ev.status = status;
+	ev->ev.value = value;
 	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_pending++;
 	spin_unlock_bh(&rf->rf_ev_lock);
@@ -691,10 +779,11 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 {
 	struct rdmaxfer_file *rf;
 
-	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL_ACCOUNT);
 	if (!rf)
 		return -ENOMEM;
 	rf->rf_net = get_net(current->nsproxy->net_ns);
+	rf->rf_memcg = get_mem_cgroup_from_mm(current->mm);
 	mutex_init(&rf->rf_lock);
 	xa_init_flags(&rf->rf_objs, XA_FLAGS_ALLOC1);
 	spin_lock_init(&rf->rf_ev_lock);
@@ -752,6 +841,7 @@ static int rdmaxfer_release(struct inode *inode, struct file *filp)
 	}
 	WARN_ON_ONCE(atomic64_read(&rf->rf_pinned));
 	xa_destroy(&rf->rf_objs);
+	mem_cgroup_put(rf->rf_memcg);
 	put_net(rf->rf_net);
 	kfree(rf);
 	return 0;

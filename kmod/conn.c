@@ -61,6 +61,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_cm.h>
@@ -499,7 +500,11 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 	return ret;
 }
 
-/* rdmaxfer_handle_msg(): repost the buffer but keep the credit */
+/*
+ * rdmaxfer_handle_msg(): repost the buffer but keep the credit; it goes back
+ * when the user has taken what the message brought (REAP of its event, RECV
+ * of its data).
+ */
 #define RDMAXFER_HOLD_CREDIT	1
 
 /*
@@ -542,9 +547,11 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		ret = rdmaxfer_rwin_add(conn, p, plen);
 		if (ret)
 			return ret;
-		return rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_WINDOW,
-					   be32_to_cpu(adv->access), 0, be64_to_cpu(adv->length),
-					   0, 0, be32_to_cpu(adv->window_id));
+		/* the event holds the credit until it is reaped */
+		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WINDOW,
+						be32_to_cpu(adv->access), be64_to_cpu(adv->length),
+						0, 0, be32_to_cpu(adv->window_id)) ?:
+		       RDMAXFER_HOLD_CREDIT;
 	}
 	case RDMAXFER_MSG_REVOKE: {
 		const struct rdmaxfer_msg_revoke *rv = p;
@@ -554,15 +561,16 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		ret = rdmaxfer_rwin_del(conn, be32_to_cpu(rv->window_id));
 		if (ret)
 			return ret;
-		return rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_WINDOW_REVOKED,
-					   0, 0, 0, 0, 0, be32_to_cpu(rv->window_id));
+		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WINDOW_REVOKED, 0, 0, 0, 0,
+						be32_to_cpu(rv->window_id)) ?:
+		       RDMAXFER_HOLD_CREDIT;
 	}
 	case RDMAXFER_MSG_DATA: {
 		struct rdmaxfer_msg *m;
 
 		if (!plen || plen > RDMAXFER_MAX_SEND)
 			return -EPROTO;
-		m = kmalloc(struct_size(m, m_data, plen), GFP_KERNEL);
+		m = kmalloc(struct_size(m, m_data, plen), GFP_KERNEL_ACCOUNT);
 		if (!m)
 			return -ENOMEM;
 		m->m_length = plen;
@@ -600,8 +608,9 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		if (ret)
 			return ret;
 		rdmaxfer_count(rf, RDMAXFER_C_WRITES_IMM_IN, 1);
-		return rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_WRITE_IMM, 0, 0,
-					   wlen, off, be32_to_cpu(wd->imm_data), id);
+		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WRITE_IMM, 0, wlen, off,
+						be32_to_cpu(wd->imm_data), id) ?:
+		       RDMAXFER_HOLD_CREDIT;
 	}
 	default:
 		return -EPROTO;
@@ -612,6 +621,7 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
+	struct mem_cgroup *old;
 	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -624,7 +634,9 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
 				   DMA_FROM_DEVICE);
+	old = set_active_memcg(conn->c_obj.file->rf_memcg);	/* see chardev.c */
 	ret = rdmaxfer_handle_msg(conn, ct->ct_buf, wc->byte_len);
+	set_active_memcg(old);
 	if (ret == RDMAXFER_HOLD_CREDIT) {
 		rdmaxfer_post_recv(conn, ct);
 		return;
@@ -699,7 +711,7 @@ static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 {
 	struct rdmaxfer_conn *conn;
 
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return NULL;
 	rdmaxfer_obj_init(&conn->c_obj, rf, RDMAXFER_OBJ_CONN);
@@ -728,7 +740,7 @@ static int rdmaxfer_ctrl_init(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	struct ib_device *ib = conn->c_dev->rd_ib;
 
 	ct->ct_conn = conn;
-	ct->ct_buf = kzalloc(RDMAXFER_CTRL_SIZE, GFP_KERNEL);
+	ct->ct_buf = kzalloc(RDMAXFER_CTRL_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!ct->ct_buf)
 		return -ENOMEM;
 	ct->ct_dma = ib_dma_map_single(ib, ct->ct_buf, RDMAXFER_CTRL_SIZE, dir);
@@ -993,8 +1005,9 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 		if (error != -ESHUTDOWN)
 			rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
 		if (was_up && !unaccepted)
-			rdmaxfer_post_disconnect(rf, conn->c_obj.id,
-						 error == -ESHUTDOWN ? 0 : error);
+			rdmaxfer_post_event_always(rf, conn->c_obj.id,
+						   RDMAXFER_EVENT_DISCONNECTED,
+						   error == -ESHUTDOWN ? 0 : error, 0);
 	}
 	mutex_unlock(&conn->c_teardown_lock);
 
@@ -1089,6 +1102,15 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	bool queued = false;
 
 	/*
+	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
+	 * find the connection established (it found it CONNECTING, ENOTCONN,
+	 * when ACCEPT won the race with the lines below).
+	 */
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_CONNECTING)
+		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+	spin_unlock_bh(&conn->c_lock);
+	/*
 	 * Complete now: the id names it (CLOSE may find it).  If the listener
 	 * is closing, its teardown (waiting in rdma_destroy_id() for this
 	 * handler) removes the id again.
@@ -1106,13 +1128,8 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 		rdmaxfer_conn_fail(conn, -ECONNABORTED);
 		return;
 	}
-	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_CONNECTING)
-		conn->c_state = RDMAXFER_CS_ESTABLISHED;
-	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_count(rf, RDMAXFER_C_CONNS, 1);
-	rdmaxfer_post_event(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, 0, 0,
-			    conn->c_obj.id, 0, 0);
+	rdmaxfer_post_event_always(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, conn->c_obj.id);
 }
 
 static u32 rdmaxfer_reject_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -1299,13 +1316,11 @@ reject:
 	return 1;
 }
 
-static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int rdmaxfer_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev,
+			     struct rdmaxfer_obj *obj)
 {
-	struct rdmaxfer_obj *obj = id->context;
 	struct rdmaxfer_listener *l;
 
-	if (!obj)
-		return 0;
 	if (obj->type == RDMAXFER_OBJ_CONN)
 		return rdmaxfer_conn_cm_event(container_of(obj, struct rdmaxfer_conn, c_obj),
 					      id, ev);
@@ -1325,6 +1340,21 @@ static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	default:
 		return 0;
 	}
+}
+
+/* What handlers allocate for a file is charged to the file's opener. */
+static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rdmaxfer_obj *obj = id->context;
+	struct mem_cgroup *old;
+	int ret;
+
+	if (!obj)
+		return 0;
+	old = set_active_memcg(obj->file->rf_memcg);
+	ret = rdmaxfer_cm_event(id, ev, obj);
+	set_active_memcg(old);
+	return ret;
 }
 
 /* --- ioctls ----------------------------------------------------------------- */
@@ -1348,7 +1378,7 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 	ret = rdmaxfer_to_sockaddr(&cmd->addr, &ss);
 	if (ret)
 		return ret;
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return -ENOMEM;
 	rdmaxfer_obj_init(&l->l_obj, rf, RDMAXFER_OBJ_LISTENER);
@@ -1470,6 +1500,12 @@ static struct rdmaxfer_conn *rdmaxfer_accept_one(struct rdmaxfer_listener *l)
 	return found;
 }
 
+/* May ACCEPT find something (or give up)?  Does not sleep. */
+static bool rdmaxfer_accept_ready(struct rdmaxfer_listener *l)
+{
+	return !list_empty_careful(&l->l_queue) || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id);
+}
+
 /**
  * rdmaxfer_accept - RDMAXFER_IOC_ACCEPT
  * @rf: the file
@@ -1484,24 +1520,30 @@ int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg)
 	struct rdmaxfer_accept *cmd = arg;
 	struct rdmaxfer_conn *conn = NULL;
 	struct rdmaxfer_listener *l;
-	long ret = 0;
+	long ret = 0, tmo = 0;
 
 	l = rdmaxfer_obj_get(rf, cmd->listen_id, RDMAXFER_OBJ_LISTENER);
 	if (!l)
 		return -ENOENT;
-	if (cmd->timeout_ns) {
-		long tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
-			   max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
-
-		ret = wait_event_interruptible_timeout(rf->rf_wait,
-						       (conn = rdmaxfer_accept_one(l)) ||
-						       READ_ONCE(l->l_closed) || !l->l_id, tmo);
-		if (ret < 0)
-			ret = -EINTR;
-		else if (!conn && !ret)
-			ret = -ETIMEDOUT;
-	} else {
+	if (cmd->timeout_ns)
+		tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
+		      max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
+	for (;;) {
 		conn = rdmaxfer_accept_one(l);
+		if (conn || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id) || !tmo)
+			break;
+		/*
+		 * Not rdmaxfer_accept_one() as the condition: it drops
+		 * references, which may sleep, and a wait condition runs with
+		 * the task no longer TASK_RUNNING.
+		 */
+		ret = wait_event_interruptible_timeout(rf->rf_wait,
+						       rdmaxfer_accept_ready(l), tmo);
+		if (ret < 0) {
+			ret = -EINTR;
+			break;
+		}
+		tmo = ret;	/* 0: timed out, one last look */
 	}
 	if (!conn && ret >= 0)
 		ret = l->l_closed || !l->l_id ? -EINVAL : cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;

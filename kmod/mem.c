@@ -139,7 +139,7 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 	else if (cmd->access & RDMAXFER_BUF_WRITE)
 		return -EFAULT;
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	rdmaxfer_obj_init(&buf->b_obj, rf, RDMAXFER_OBJ_BUF);
@@ -156,7 +156,7 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 		ret = -ENOMEM;
 		goto out_uncharge;
 	}
-	buf->b_pages = kvmalloc_array(npages, sizeof(*buf->b_pages), GFP_KERNEL);
+	buf->b_pages = kvmalloc_array(npages, sizeof(*buf->b_pages), GFP_KERNEL_ACCOUNT);
 	if (!buf->b_pages) {
 		ret = -ENOMEM;
 		goto out_uncharge;
@@ -298,6 +298,7 @@ void rdmaxfer_window_release(struct rdmaxfer_window *win)
 {
 	might_sleep();
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	atomic_sub(win->w_nsegs, &win->w_obj.file->rf_nmrs);
 	rdmaxfer_conn_pd_put(win->w_conn);
 	rdmaxfer_device_put(win->w_dev);
 	rdmaxfer_obj_put(&win->w_buf->b_obj);
@@ -372,7 +373,7 @@ static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_
 	int ret, n;
 
 	ret = sg_alloc_table_from_pages_segment(&ws->ws_sgt, pages, npages, offset, length,
-						ib_dma_max_seg_size(ib), GFP_KERNEL);
+						ib_dma_max_seg_size(ib), GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
 	ret = ib_dma_map_sgtable_attrs(ib, &ws->ws_sgt, DMA_BIDIRECTIONAL, 0);
@@ -416,8 +417,8 @@ static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 		/* the connection is going down: EXPOSE reports that */
 		win->w_reg_status = -ENOTCONN;
 	} else if (wc->status != IB_WC_SUCCESS) {
-		pr_debug("conn %u: registration failed: %s\n", win->w_conn->c_obj.id,
-			 ib_wc_status_msg(wc->status));
+		pr_warn_ratelimited("conn %u: registration failed: %s\n", win->w_conn->c_obj.id,
+				    ib_wc_status_msg(wc->status));
 		win->w_reg_status = -EIO;
 		rdmaxfer_conn_fail(win->w_conn, -EIO);	/* the QP is in error now */
 	}
@@ -524,7 +525,8 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
  * Context: process context, may sleep (registration, waiting for a credit).
  * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
  * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
- * (atomics on a device without them), -EMFILE, -ENOMEM, -EINTR.
+ * (atomics on a device without them), -EMFILE, -ENOSPC (the file's windows
+ * have RDMAXFER_MAX_FILE_MRS segments), -ENOMEM, -EINTR.
  */
 int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 {
@@ -584,10 +586,13 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 							  segs, nsegs) > conn->c_peer_ctrl_size)
 		goto out_post;
 
+	ret = -ENOSPC;
+	if (atomic_add_return(nsegs, &rf->rf_nmrs) > RDMAXFER_MAX_FILE_MRS)
+		goto out_nmrs;
 	ret = -ENOMEM;
-	win = kzalloc(struct_size(win, w_segs, nsegs), GFP_KERNEL);
+	win = kzalloc(struct_size(win, w_segs, nsegs), GFP_KERNEL_ACCOUNT);
 	if (!win)
-		goto out_post;
+		goto out_nmrs;
 	rdmaxfer_obj_init(&win->w_obj, rf, RDMAXFER_OBJ_WINDOW);
 	win->w_conn = conn;
 	win->w_dev = conn->c_dev;
@@ -654,6 +659,8 @@ out_win:
 	rdmaxfer_conn_pd_put(conn);
 	rdmaxfer_device_put(win->w_dev);
 	kfree(win);
+out_nmrs:
+	atomic_sub(nsegs, &rf->rf_nmrs);
 out_post:
 	rdmaxfer_post_end(conn);
 out_buf:
@@ -737,7 +744,7 @@ int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 	    be32_to_cpu(adv->access) & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
 					 RDMAXFER_REMOTE_ATOMIC) || !adv->access)
 		return -EPROTO;
-	rw = kzalloc(struct_size(rw, rw_segs, nsegs), GFP_KERNEL);
+	rw = kzalloc(struct_size(rw, rw_segs, nsegs), GFP_KERNEL_ACCOUNT);
 	if (!rw)
 		return -ENOMEM;
 	rw->rw_id = id;
@@ -756,8 +763,8 @@ int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 	if (total != rw->rw_length)
 		goto bad;
 	mutex_lock(&conn->c_rwin_lock);
-	if (conn->c_nrwins >= RDMAXFER_MAX_OBJECTS) {
-		ret = -EPROTO;		/* more windows than any file may have */
+	if (conn->c_nrwins >= RDMAXFER_MAX_RWINS) {
+		ret = -EPROTO;		/* more windows than a peer may expose to us */
 	} else {
 		ret = xa_insert(&conn->c_rwins, id, rw, GFP_KERNEL);
 		if (!ret)

@@ -48,6 +48,7 @@
 #include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/llist.h>
+#include <linux/memcontrol.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
@@ -89,7 +90,10 @@
 #define RDMAXFER_MAX_BATCH	256
 #define RDMAXFER_MAX_PENDING	4096
 #define RDMAXFER_MAX_OBJECTS	1024
+#define RDMAXFER_MAX_FILE_MRS	4096	/* window segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
+/* Windows one peer may have exposed to one connection (ADVERTs beyond: EPROTO). */
+#define RDMAXFER_MAX_RWINS	256
 
 extern struct workqueue_struct *rdmaxfer_wq;
 
@@ -184,6 +188,8 @@ struct rdmaxfer_stats_k {
 /**
  * struct rdmaxfer_file - per-open-file context of /dev/rdmaxfer
  * @rf_net: network namespace of the opener; connections are made in it
+ * @rf_memcg: memory cgroup of the opener: what is allocated for the file is
+ *	charged there (chardev.c)
  * @rf_lock: serialises changes to the id table and object setup/teardown
  * @rf_objs: id -> struct rdmaxfer_obj; holds one reference on each
  * @rf_ev_lock: protects @rf_events and @rf_pending
@@ -194,10 +200,14 @@ struct rdmaxfer_stats_k {
  * @rf_nobjs: ids in @rf_objs, reserved or published (under @rf_lock)
  * @rf_next_id: where the cyclic id allocation goes on (under @rf_lock)
  * @rf_pinned: bytes this file has pinned
+ * @rf_nmrs: MRs of this file's windows, alive (at most RDMAXFER_MAX_FILE_MRS:
+ *	overlapping windows would otherwise multiply one pinned buffer into
+ *	any number of MRs and DMA mappings that nothing charges)
  * @rf_stats: this file's counters
  */
 struct rdmaxfer_file {
 	struct net		*rf_net;
+	struct mem_cgroup	*rf_memcg;
 	struct mutex		rf_lock;	/* id table changes */
 	struct xarray		rf_objs;
 	spinlock_t		rf_ev_lock;	/* events, pending */
@@ -208,6 +218,7 @@ struct rdmaxfer_file {
 	u32			rf_nobjs;
 	u32			rf_next_id;
 	atomic64_t		rf_pinned;
+	atomic_t		rf_nmrs;
 	struct rdmaxfer_stats_k	rf_stats;
 };
 
@@ -583,7 +594,10 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
 int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
 			int status, u64 bytes, u64 value, u32 imm, u32 window_id);
-void rdmaxfer_post_disconnect(struct rdmaxfer_file *rf, u32 conn_id, int status);
+int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, u16 opcode, u16 flags, u64 bytes,
+			     u64 value, u32 imm, u32 window_id);
+void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
+				u64 value);
 bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n);
 void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n);
 

@@ -489,6 +489,63 @@ static void remap_region(struct rng *r)
 	__atomic_fetch_add(&remaps, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Build something for the random calls to work on: a connection from file
+ * @b to a listener of file @a, a buffer on each side and a window exposed
+ * each way, all noted in the id pools (the peer windows through a REAP).
+ * Errors are fine: other threads are closing things meanwhile.
+ */
+static void scaffold(unsigned int a, unsigned int b, struct rng *r, unsigned char *scratch)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(addr4, 0), .backlog = 4 };
+	struct rdmaxfer_connect cn = { .size = sizeof(cn), .timeout_ns = SEC };
+	struct rdmaxfer_accept ac = { .size = sizeof(ac), .timeout_ns = SEC };
+	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb),
+				       .access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE };
+	struct rdmaxfer_expose e = { .size = sizeof(e), .length = PAGE,
+				     .access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE };
+	struct rdmaxfer_reap rp = { .size = sizeof(rp), .timeout_ns = 100 * 1000000LL };
+	unsigned int side, sl;
+	__u32 conn;
+	struct region g;
+
+	if (do_ioctl(slot_fd(a), RDMAXFER_CMD_LISTEN, &l))
+		return;
+	note_id(a, K_LISTENER, l.listen_id);
+	cn.addr = mkaddr(addr4, l.addr.port);
+	if (do_ioctl(slot_fd(b), RDMAXFER_CMD_CONNECT, &cn))
+		return;
+	note_id(b, K_CONN, cn.conn_id);
+	ac.listen_id = l.listen_id;
+	if (do_ioctl(slot_fd(a), RDMAXFER_CMD_ACCEPT, &ac))
+		return;
+	note_id(a, K_CONN, ac.conn_id);
+	for (side = 0; side < 2; side++) {
+		sl = side ? b : a;
+		conn = side ? cn.conn_id : ac.conn_id;
+		pthread_mutex_lock(&lock);
+		g = regions[below(r, NREGIONS)];
+		pthread_mutex_unlock(&lock);
+		rb.addr = U64_PTR(g.p);
+		rb.length = g.len < 4 * PAGE ? g.len : 4 * PAGE;
+		if (do_ioctl(slot_fd(sl), RDMAXFER_CMD_REG_BUF, &rb))
+			continue;
+		note_id(sl, K_BUF, rb.buf_id);
+		e.conn_id = conn;
+		e.buf_id = rb.buf_id;
+		e.length = rb.length;
+		if (!do_ioctl(slot_fd(sl), RDMAXFER_CMD_EXPOSE, &e))
+			note_id(sl, K_WIN, e.window_id);
+	}
+	for (side = 0; side < 2; side++) {
+		sl = side ? b : a;
+		rp.count = 32;
+		rp.completions = U64_PTR(scratch);
+		if (!do_ioctl(slot_fd(sl), RDMAXFER_CMD_REAP, &rp))
+			note_events(sl, rp.completions, rp.count, scratch);
+	}
+}
+
 /* Close one of the files (with whatever it holds) and open a new one. */
 static void reopen_fd(struct rng *r)
 {
@@ -571,6 +628,8 @@ static void *thread_run(void *arg)
 			reopen_fd(&r);
 		else if (what == 2)
 			fork_child(&r, scratch);
+		else if (what == 3)
+			scaffold(below(&r, NFDS), below(&r, NFDS), &r, scratch);
 		else if (what < 8)
 			fuzz_garbage(&r, scratch);
 		else
@@ -730,6 +789,19 @@ int main(int argc, char **argv)
 			return 2;
 		memset(regions[i].p, (int)i, len);
 		regions[i].len = len;
+	}
+	/* something to work on from the start: connections with windows both ways */
+	{
+		struct rng r0 = { seed };
+		unsigned char *sc = mmap(NULL, SCRATCH, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (sc == MAP_FAILED)
+			return 2;
+		scaffold(0, 1, &r0, sc);
+		scaffold(2, 3, &r0, sc);
+		scaffold(1, 2, &r0, sc);
+		munmap(sc, SCRATCH);
 	}
 	for (i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, thread_run, (void *)(uintptr_t)(i + 1));

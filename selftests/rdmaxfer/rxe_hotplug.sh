@@ -4,7 +4,9 @@
 # rxe_hotplug.sh - RDMA devices appearing and disappearing under the loaded
 # module: `rdma link add/delete`, a second device, removal with a file open,
 # and unloading the rdma_rxe provider.  Every removal goes through the
-# module's ib_client .remove, which must not hang or leave anything behind.
+# module's ib_client .remove, which must not hang or leave anything behind --
+# also while an ioctl of a process is stuck copying to a user page that never
+# faults in (userfaultfd: the ioctl must not hold the device meanwhile).
 #
 # Expects the rig's setup: rxe0 on veth0 (veth1 is its peer).
 . "$(dirname "$0")/lib.sh"
@@ -42,7 +44,7 @@ port_active()
 	wait_for "rdmaxfer info --json | jq -e 'any(.devices[]; .name == \"$1\" and .ports[0].state == \"ACTIVE\")'"
 }
 
-ktap_plan 7
+ktap_plan 8
 rdmaxfer_load
 
 ktap_check "rxe0_listed" listed rxe0
@@ -69,6 +71,47 @@ rdma link delete rxe0 && not_listed rxe0 &&
 r=$?
 exec 3>&-
 ktap_result "link_delete_with_open_file" $r
+
+# removal while QUERY_PORT is stuck in its copy to userspace (a userfaultfd
+# page nobody serves): the ioctl must not hold the device across the copy
+helper=$SELFTEST_DIR/xfer_helper
+index=$(rdmaxfer info --json | jq -e '.devices[] | select(.name == "rxe0") | .index')
+if [ -x "$helper" ] && [ -n "$index" ]; then
+	log=$(mktemp)
+	"$helper" stall "$index" >"$log" 2>&1 &
+	stall=$!
+	if wait_for "grep -q stalling $log" 10; then
+		sleep 1		# into the copy
+		rdma link delete rxe0 &
+		del=$!
+		# (a delete stuck in the kernel cannot be killed: the helper is, after 30 s)
+		wait_for "! kill -0 $del 2>/dev/null" 30
+		done_in_time=$?
+		kill -9 $stall 2>/dev/null
+		wait $stall 2>/dev/null
+		wait $del
+		r=$?
+		[ $done_in_time -eq 0 ] || ktap_diag "rdma link delete rxe0 waited for a stalled QUERY_PORT"
+		[ $r -eq 0 ] || ktap_diag "rdma link delete rxe0 failed ($r)"
+		[ $done_in_time -eq 0 ] && [ $r -eq 0 ] && not_listed rxe0
+		r=$?
+		rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
+		listed rxe0 && port_active rxe0 && [ $r -eq 0 ]
+		ktap_result "link_delete_with_stalled_query_port" $?
+	elif grep -q "no userfaultfd" "$log"; then
+		kill -9 $stall 2>/dev/null
+		wait $stall 2>/dev/null
+		ktap_skip "link_delete_with_stalled_query_port" "$(cat "$log")"
+	else
+		kill -9 $stall 2>/dev/null
+		wait $stall 2>/dev/null
+		ktap_diag "xfer_helper stall: $(cat "$log")"
+		ktap_result "link_delete_with_stalled_query_port" 1
+	fi
+	rm -f "$log"
+else
+	ktap_skip "link_delete_with_stalled_query_port" "no xfer_helper or no rxe0 index"
+fi
 
 # unloading the provider removes its devices through our .remove
 rdma link add rxe1 type rxe netdev veth1 2>/dev/null

@@ -24,6 +24,11 @@
  *	open /dev/rdmaxfer, print "ready", sleep until killed.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
+ *   xfer_helper stall INDEX
+ *	QUERY_PORT of port 1 of device INDEX with the GID array in a page
+ *	whose faults a userfaultfd never resolves, so the ioctl blocks in its
+ *	copy to userspace; "stalling" just before.  Until killed.  Exit 4 if
+ *	userfaultfd is not available.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +40,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/userfaultfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -359,6 +366,39 @@ static int write_verify(const char *host, unsigned int port, __u64 size)
 	return 0;
 }
 
+/* A QUERY_PORT that blocks in copy_to_user() on a never-resolved fault. */
+static int stall(unsigned int index)
+{
+	struct rdmaxfer_gid *gids;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct rdmaxfer_port_info pi = { .size = sizeof(pi), .index = index, .port = 1,
+					 .num_gids = 4 };
+	long page = sysconf(_SC_PAGESIZE);
+	int uffd;
+
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		printf("no userfaultfd: %s\n", strerror(errno));
+		return 4;
+	}
+	gids = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gids == MAP_FAILED)
+		die("mmap", errno);
+	reg.range.start = (uintptr_t)gids;
+	reg.range.len = page;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		printf("no userfaultfd: %s\n", strerror(errno));
+		return 4;
+	}
+	pi.gids = (uintptr_t)gids;
+	printf("stalling\n");
+	/* nobody reads uffd: the kernel's copy to gids waits until we are killed */
+	xioctl(RDMAXFER_IOC_QUERY_PORT, &pi);
+	printf("returned\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -379,6 +419,8 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+	if (!strcmp(argv[1], "stall") && argc == 3)
+		return stall((unsigned int)atoi(argv[2]));
 	if (argc < 5)
 		goto usage;
 	if (!strcmp(argv[1], "serve"))
@@ -389,6 +431,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "write"))
 		return write_verify(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | hold | probe\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | hold | probe | stall INDEX\n");
 	return 2;
 }

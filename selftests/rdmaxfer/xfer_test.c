@@ -2896,23 +2896,38 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
 }
 
+/* Count the WINDOW and WINDOW_REVOKED events waiting on fd (none is kept). */
+static int count_window_events(int fd, __s64 tmo, unsigned long *adverts,
+			       unsigned long *revokes, unsigned long *disconnects)
+{
+	struct rdmaxfer_completion c[32];
+	int n, i;
+
+	while ((n = reap_raw(fd, c, 32, tmo)) > 0) {
+		for (i = 0; i < n; i++) {
+			*adverts += c[i].opcode == RDMAXFER_EVENT_WINDOW;
+			*revokes += c[i].opcode == RDMAXFER_EVENT_WINDOW_REVOKED;
+			*disconnects += c[i].opcode == RDMAXFER_EVENT_DISCONNECTED;
+		}
+	}
+	return n;
+}
+
 TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
 {
 	/* the racer starts after the fixture's window: that one stays */
 	struct id_racer r = { .fd = self->srv, .revoke = 1, .last = self->win };
-	unsigned long exposed = 0, adverts = 0, revokes = 0;
+	unsigned long exposed = 0, adverts = 0, revokes = 0, downs = 0;
 	struct rdmaxfer_conn_info ci;
-	struct rdmaxfer_completion c;
 	struct rdmaxfer_stats st;
 	pthread_t th;
 	__s64 end;
 	__u32 win;
-	int ret, n;
+	int ret;
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
 	end = now_ns() + 4 * SEC;
-	/* 2 events each on the client, which reaps only at the end: stay below max_pending */
-	while (now_ns() < end && exposed < self->info.max_pending / 4) {
+	while (now_ns() < end) {
 		ret = do_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
 				&win);
 		ASSERT_EQ(0, ret) TH_LOG("EXPOSE: %s", strerror(ret));
@@ -2920,6 +2935,8 @@ TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
 		r.last = win;
 		ret = do_revoke(self->srv, win);
 		EXPECT_TRUE(!ret || ret == ENOENT);
+		/* the client reaps as it goes: each event holds a credit of ours */
+		ASSERT_LE(0, count_window_events(self->cli, 0, &adverts, &revokes, &downs));
 	}
 	r.stop = 1;
 	pthread_join(th, NULL);
@@ -2928,19 +2945,114 @@ TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
 	 * saw each WINDOW before its WINDOW_REVOKED (a REVOKE of a window it
 	 * never heard of would have made it drop the connection).
 	 */
-	while ((n = reap_raw(self->cli, &c, 1, 2 * SEC)) > 0) {
-		EXPECT_NE(RDMAXFER_EVENT_DISCONNECTED, c.opcode);
-		adverts += c.opcode == RDMAXFER_EVENT_WINDOW;
-		revokes += c.opcode == RDMAXFER_EVENT_WINDOW_REVOKED;
-	}
-	ASSERT_LE(0, n);
+	ASSERT_LE(0, count_window_events(self->cli, 2 * SEC, &adverts, &revokes, &downs));
 	TH_LOG("%lu windows, the racer revoked %lu", exposed, r.hits);
+	EXPECT_EQ(0, downs);
 	EXPECT_EQ(exposed, adverts);
 	EXPECT_EQ(exposed, revokes);
 	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
 	ASSERT_EQ(0, get_stats(self->srv, &st));
 	EXPECT_EQ(1, st.num_windows);	/* the fixture's */
+}
+
+/*
+ * A peer that floods valid ADVERT/REVOKE pairs while this side does not
+ * reap: each event holds the credit of its message until it is reaped, so
+ * the peer is held back after its credits (regression: the messages' credits
+ * came back at once, the flood filled the file's 4096 events, and the next
+ * event of any connection -- here a second client's -- dropped it with
+ * ENOBUFS).  Nothing is dropped, the other connection of the same file keeps
+ * working, and reaping lets the flooder go on.
+ */
+TEST_F_TIMEOUT(xfer, peer_event_flood_is_held_back, 120)
+{
+	unsigned long adverts = 0, revokes = 0, downs = 0, i;
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_stats st;
+	__u32 cli2, sconn2, win = 0, win2;
+	int fd2, e = 0;
+
+	/* a second client of the same server file */
+	fd2 = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, do_connect(fd2, mkaddr(test_addr4, self->port), 10 * SEC, &cli2, NULL));
+	ASSERT_EQ(0, do_accept(self->srv, self->lid, 10 * SEC, &sconn2, NULL));
+
+	/* the fixture's client floods the server, which does not reap */
+	for (i = 0; i < self->info.max_pending; i++) {
+		alarm_ms(2000);
+		e = do_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+			      &win);
+		if (!e)
+			e = do_revoke(self->cli, win);
+		alarm_ms(0);
+		if (e)
+			break;
+	}
+	TH_LOG("%lu ADVERT/REVOKE pairs before the flood was held back (%s)", i, strerror(e));
+	EXPECT_EQ(EINTR, e);
+	EXPECT_GT(64, i);	/* a receive queue's worth of messages, not thousands */
+
+	/* the server's other connection still works both ways */
+	win2 = 0;
+	ASSERT_EQ(0, do_expose(self->srv, sconn2, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+			       &win2));
+	ASSERT_EQ(1, wait_event(fd2, RDMAXFER_EVENT_WINDOW, cli2, win2, &c, EVENT_TMO));
+	ASSERT_EQ(0, query_conn(self->srv, sconn2, &ci));
+	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
+
+	/* reaping releases the flooder; nothing was dropped */
+	ASSERT_LE(0, count_window_events(self->srv, 500 * MS, &adverts, &revokes, &downs));
+	EXPECT_EQ(0, downs);
+	EXPECT_LE(i, adverts);
+	alarm_ms(10000);
+	e = do_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ, &win);
+	alarm_ms(0);
+	EXPECT_EQ(0, e) TH_LOG("EXPOSE after the server reaped: %s", strerror(e));
+	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
+	ASSERT_EQ(0, get_stats(self->srv, &st));
+	EXPECT_EQ(0, st.file.protocol_errors);
+	EXPECT_EQ(0, st.file.conn_errors);
+	close(fd2);
+}
+
+/*
+ * Overlapping windows over one buffer: each is a set of MRs that nothing
+ * else charges, so a file may have only so many window segments alive
+ * (4096): ENOSPC beyond, and revoking one makes room again.
+ */
+TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
+{
+	unsigned long adverts = 0, revokes = 0, downs = 0, n;
+	const __u64 len = 64 * MiB;
+	unsigned char *mem = map_anon(len);
+	__u32 b, w = 0, first = 0;
+	int e = 0;
+
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_EQ(0, reg_buf(self->srv, mem, len, RDMAXFER_BUF_READ, &b));
+	for (n = 0; n < 4096; n++) {
+		e = do_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
+		if (e)
+			break;
+		if (!first)
+			first = w;
+		/* each ADVERT holds a credit of ours until the client reaps it */
+		ASSERT_LE(0, count_window_events(self->cli, 0, &adverts, &revokes, &downs));
+	}
+	TH_LOG("%lu windows of 64 MiB over one buffer, then %s", n, strerror(e));
+	EXPECT_EQ(ENOSPC, e);
+	EXPECT_LT(0, n);
+	EXPECT_GT(4096 / 2, n);		/* 64 MiB is many segments on any device */
+	ASSERT_NE(0, first);
+	EXPECT_EQ(0, do_revoke(self->srv, first));
+	e = do_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
+	EXPECT_EQ(0, e) TH_LOG("EXPOSE after a REVOKE: %s", strerror(e));
+	ASSERT_LE(0, count_window_events(self->cli, 500 * MS, &adverts, &revokes, &downs));
+	EXPECT_EQ(0, downs);
 }
 
 TEST_F(xfer, close_unknown_and_listener)

@@ -103,6 +103,7 @@ for prog in $progs; do
 	rc=$(cat "$rcfile")
 	elapsed=$(($(date +%s) - start))
 	left=$(post_check)
+	echo "  # time: ${elapsed} s, post-check $(($(date +%s) - start - elapsed)) s"
 	if [ -n "$left" ]; then
 		echo "$left" | awk '{ print "  # post-check: " $0 }'
 		echo "not ok $i $prog # post-check (exit=$rc): pins, RDMA objects or leaks left behind"
