@@ -396,52 +396,14 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 }
 
 /**
- * rdmaxfer_post_event - allocate and deliver an event
- * @rf: the file
- * @conn_id: the connection (or listener) it is about
- * @opcode: RDMAXFER_EVENT_*
- * @flags: event flags
- * @status: negative errno or 0
- * @bytes: length
- * @value: event-specific value
- * @imm: immediate data
- * @window_id: window id
- *
- * Context: process context.
- * Return: 0, -ENOBUFS when the file's queue is full, -ENOMEM.
- */
-int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
-			int status, u64 bytes, u64 value, u32 imm, u32 window_id)
-{
-	struct rdmaxfer_event *ev;
-
-	might_sleep();
-	if (!rdmaxfer_pending_get(rf, 1))
-		return -ENOBUFS;
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
-	if (!ev) {
-		rdmaxfer_pending_put(rf, 1);
-		return -ENOMEM;
-	}
-	ev->ev.conn_id = conn_id;
-	ev->ev.opcode = opcode;
-	ev->ev.flags = flags;
-	ev->ev.status = status;
-	ev->ev.bytes = bytes;
-	ev->ev.value = value;
-	ev->ev.imm_data = imm;
-	ev->ev.window_id = window_id;
-	rdmaxfer_queue_event(rf, ev);
-	return 0;
-}
-
-/**
  * struct rdmaxfer_peer_event - an event that a peer's control message caused
  * @pe_ev: the event
- * @pe_conn: the connection (reference)
+ * @pe_conn: the connection (reference), if the event holds the message's
+ *	credit
  *
  * The message's credit is held until the event is reaped (or dropped with
- * the file): only then may the peer send another.  So one peer can never
+ * the file): only then may the peer send another.  (A RECV event does not
+ * hold it: the message itself does, until RECV takes its bytes.)  So one peer can never
  * have more unreaped events in its connection's file than the receive
  * buffers it was granted (RDMAXFER_RECV_DEPTH), however fast it sends:
  * control traffic is bound by credits, and a peer flooding ADVERT/REVOKE
@@ -459,17 +421,20 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
 	struct rdmaxfer_peer_event *pe = container_of(ev, struct rdmaxfer_peer_event, pe_ev);
 	struct rdmaxfer_conn *conn = pe->pe_conn;
 
-	if (!rdmaxfer_post_begin(conn)) {
-		rdmaxfer_conn_grant(conn);
-		rdmaxfer_post_end(conn);
+	if (conn) {
+		if (!rdmaxfer_post_begin(conn)) {
+			rdmaxfer_conn_grant(conn);
+			rdmaxfer_post_end(conn);
+		}
+		rdmaxfer_obj_put(&conn->c_obj);
 	}
-	rdmaxfer_obj_put(&conn->c_obj);
 	kfree(pe);
 }
 
 /**
  * rdmaxfer_post_peer_event - deliver an event caused by a peer's message
  * @conn: the connection the message came on
+ * @hold: the event holds the message's credit until it is freed
  * @opcode: RDMAXFER_EVENT_*
  * @flags: event flags
  * @bytes: length
@@ -477,14 +442,14 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
  * @imm: immediate data
  * @window_id: window id
  *
- * On success the message's credit is held by the event (see struct
- * rdmaxfer_peer_event): the caller must not give it back.
+ * On success with @hold, the message's credit is held by the event (see
+ * struct rdmaxfer_peer_event): the caller must not give it back.
  *
  * Context: process context (receive completion handler).
  * Return: 0, -ENOBUFS when the file's queue is full, -ENOMEM.
  */
-int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, u16 opcode, u16 flags, u64 bytes,
-			     u64 value, u32 imm, u32 window_id)
+int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
+			     u64 bytes, u64 value, u32 imm, u32 window_id)
 {
 	struct rdmaxfer_file *rf = conn->c_obj.file;
 	struct rdmaxfer_peer_event *pe;
@@ -497,8 +462,10 @@ int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, u16 opcode, u16 flags, 
 		rdmaxfer_pending_put(rf, 1);
 		return -ENOMEM;
 	}
-	kref_get(&conn->c_obj.ref);
-	pe->pe_conn = conn;
+	if (hold) {
+		kref_get(&conn->c_obj.ref);
+		pe->pe_conn = conn;
+	}
 	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
 	pe->pe_ev.ev.conn_id = conn->c_obj.id;
 	pe->pe_ev.ev.opcode = opcode;

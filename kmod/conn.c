@@ -548,7 +548,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		if (ret)
 			return ret;
 		/* the event holds the credit until it is reaped */
-		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WINDOW,
+		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW,
 						be32_to_cpu(adv->access), be64_to_cpu(adv->length),
 						0, 0, be32_to_cpu(adv->window_id)) ?:
 		       RDMAXFER_HOLD_CREDIT;
@@ -561,8 +561,8 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		ret = rdmaxfer_rwin_del(conn, be32_to_cpu(rv->window_id));
 		if (ret)
 			return ret;
-		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WINDOW_REVOKED, 0, 0, 0, 0,
-						be32_to_cpu(rv->window_id)) ?:
+		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW_REVOKED, 0, 0, 0,
+						0, be32_to_cpu(rv->window_id)) ?:
 		       RDMAXFER_HOLD_CREDIT;
 	}
 	case RDMAXFER_MSG_DATA: {
@@ -589,8 +589,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		}
 		rdmaxfer_count(rf, RDMAXFER_C_RECV_MSGS, 1);
 		rdmaxfer_count(rf, RDMAXFER_C_RECV_BYTES, plen);
-		ret = rdmaxfer_post_event(rf, conn->c_obj.id, RDMAXFER_EVENT_RECV, 0, 0, plen,
-					  0, 0, 0);
+		ret = rdmaxfer_post_peer_event(conn, false, RDMAXFER_EVENT_RECV, 0, plen, 0, 0, 0);
 		/* its credit goes back when the user RECVs it: back-pressure */
 		return ret ?: RDMAXFER_HOLD_CREDIT;
 	}
@@ -608,7 +607,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		if (ret)
 			return ret;
 		rdmaxfer_count(rf, RDMAXFER_C_WRITES_IMM_IN, 1);
-		return rdmaxfer_post_peer_event(conn, RDMAXFER_EVENT_WRITE_IMM, 0, wlen, off,
+		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WRITE_IMM, 0, wlen, off,
 						be32_to_cpu(wd->imm_data), id) ?:
 		       RDMAXFER_HOLD_CREDIT;
 	}

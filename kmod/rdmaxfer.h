@@ -592,10 +592,8 @@ void rdmaxfer_obj_put_atomic(struct rdmaxfer_obj *obj);
 void rdmaxfer_obj_flush_puts(void);
 void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
-int rdmaxfer_post_event(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, u16 flags,
-			int status, u64 bytes, u64 value, u32 imm, u32 window_id);
-int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, u16 opcode, u16 flags, u64 bytes,
-			     u64 value, u32 imm, u32 window_id);
+int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
+			     u64 bytes, u64 value, u32 imm, u32 window_id);
 void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
 				u64 value);
 bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n);

@@ -47,8 +47,7 @@ protocol_errors()
 }
 
 # Mark the kernel log so that the last check looks at this test only.
-marker="evil_peer.sh: start $$ $(date +%s 2>/dev/null)"
-echo "$marker" >/dev/kmsg 2>/dev/null || marker=
+kmsg_mark
 
 # 3 checks per mode, the control case and the kernel log
 # shellcheck disable=SC2086 # split on purpose
@@ -135,13 +134,7 @@ srv=
 srv2=
 
 # (e) the kernel log (since our marker) has no WARNING or BUG
-log=$(dmesg 2>/dev/null)
-if [ -n "$marker" ]; then
-	log=$(printf '%s\n' "$log" | awk -v m="$marker" 'index($0, m) { n = NR } { l[NR] = $0 }
-		END { for (i = n + 1; i <= NR; i++) print l[i] }')
-fi
-hits=$(printf '%s\n' "$log" | grep -E -- 'WARNING:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|list_(add|del) corruption|UBSAN|KASAN')
-[ -z "$hits" ]
+hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
 ktap_result "no_kernel_warning" $r

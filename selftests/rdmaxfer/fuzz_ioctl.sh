@@ -14,8 +14,7 @@ rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
 rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
 
 ktap_plan 3
-marker="fuzz_ioctl.sh: start $$"
-echo "$marker" >/dev/kmsg 2>/dev/null || marker=
+kmsg_mark
 set -- -t "${FUZZ_SECS:-30}" -j "${FUZZ_THREADS:-4}"
 [ -n "${FUZZ_SEED:-}" ] && set -- "$@" -s "$FUZZ_SEED"
 out=$("$SELFTEST_DIR/fuzz_ioctl" "$@" 2>&1)
@@ -27,13 +26,7 @@ ktap_result "survived" $?
 [ $rc -eq 0 ]
 ktap_result "works_after" $?
 
-log=$(dmesg 2>/dev/null)
-if [ -n "$marker" ]; then
-	log=$(printf '%s\n' "$log" | awk -v m="$marker" 'index($0, m) { n = NR } { l[NR] = $0 }
-		END { for (i = n + 1; i <= NR; i++) print l[i] }')
-fi
-hits=$(printf '%s\n' "$log" | grep -E -- 'WARNING:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|possible circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|blocked for more than')
-[ -z "$hits" ]
+hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
 ktap_result "kernel_log_clean" $r

@@ -139,6 +139,27 @@ rdmaxfer_lists()
 	rdmaxfer info --json | jq -e --arg n "$1" 'any(.devices[]; .name == $n)' >/dev/null
 }
 
+# kmsg_mark: write a marker line to the kernel log; kernel_log_problems then
+# looks at what came after it only (the whole log if /dev/kmsg is not
+# writable).
+kmsg_mark()
+{
+	kmsg_marker="$(basename "$0"): start $$ $(date +%s 2>/dev/null)"
+	echo "$kmsg_marker" >/dev/kmsg 2>/dev/null || kmsg_marker=
+}
+
+# kernel_log_problems: print the oops, BUG, WARNING, KASAN, UBSAN, lockdep
+# and hung-task lines logged since kmsg_mark; status 0 if there were none.
+kernel_log_problems()
+{
+	_log=$(dmesg 2>/dev/null)
+	if [ -n "${kmsg_marker:-}" ]; then
+		_log=$(printf '%s\n' "$_log" | awk -v m="$kmsg_marker" \
+			'index($0, m) { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }')
+	fi
+	! printf '%s\n' "$_log" | grep -E -- 'WARNING:|BUG:|kernel BUG at|Oops|general protection fault|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|blocked for more than'
+}
+
 # --- running the CLI -------------------------------------------------------
 # These use $tmp, a scratch directory the test creates, and set $rc.
 # shellcheck disable=SC2154,SC2034
