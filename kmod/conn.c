@@ -8,9 +8,13 @@
  * outcome.  A listener's CONNECT_REQUEST handler checks the peer's hello
  * (wrong magic, version or parameters: rejected with a reason the client
  * reports), creates the QP and accepts at once; the connection waits in the
- * listener's queue until ACCEPT hands it out.  A connection gets its id in
- * the file when it is created, so events that arrive before ACCEPT (or
- * before CONNECT returns) already carry the right id.
+ * listener's queue until ACCEPT hands it out.  A connection's id is
+ * reserved when it is created, so events that arrive before ACCEPT (or
+ * before CONNECT returns) already carry the right id, and published (CLOSE
+ * and the other ioctls find it) only once it is established; a listener's
+ * once it listens (chardev.c, rdmaxfer_obj_reserve()).  Each connection has
+ * its own protection domain: its QP and its windows' MRs live there, so an
+ * rkey is good on that one connection only.
  *
  * Queue pair.  Both CQs come from the device's CQ pool.  The receive CQ
  * polls from a work item (IB_POLL_WORKQUEUE): its handlers parse peer

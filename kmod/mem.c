@@ -15,8 +15,11 @@
  * uncharges, from process or workqueue context.
  *
  * Windows: EXPOSE registers a slice of a buffer with fast registration
- * (IB_WR_REG_MR) on the connection's device, with exactly the access asked
- * for, and advertises it to the peer in one ADVERT message.  A device maps
+ * (IB_WR_REG_MR) in the connection's own PD, with exactly the access asked
+ * for, and advertises it to the peer in one ADVERT message, whose segment
+ * addresses are window offsets (the MR's iova is rewritten: no kernel,
+ * physical or DMA address goes on the wire).  The window's id is published
+ * only after the ADVERT went out, so a REVOKE cannot overtake it.  A device maps
  * at most max_fast_reg_page_list_len pages per MR, so a window is a list of
  * segments, one MR each; the peer splits its operations at segment
  * boundaries.  Each registration rotates the MR's key.  A window is

@@ -42,6 +42,13 @@
  *                      the first connection (the control) must work.
  *                      Exit 0 refused, 1 the READ went through, 2 setup
  *                      (or the control READ failed).
+ *   advflood           advertises 300 valid one-segment windows, with
+ *                      distinct ids, as fast as its credits allow (the
+ *                      server returns them as it reaps the events): a peer
+ *                      may expose at most 256 windows to one connection,
+ *                      so the server must drop it at the 257th and not
+ *                      before.  Exit 0 so, 1 not dropped (or dropped too
+ *                      early), 2 setup.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -528,6 +535,109 @@ static int check_advert_addrs(struct peer *pr)
 	return bad ? EXIT_GAVE_AWAY : EXIT_GOOD;
 }
 
+/*
+ * Poll for up to ms for one completion: a receive (its credits are added to
+ * *credits and its buffer reposted) or the completion of wr_id want (0 is
+ * returned, or 1 if it failed).  -1: nothing in time.
+ */
+static int flood_poll(struct peer *pr, uint64_t want, int *credits, int ms)
+{
+	int64_t end = now_ms() + ms;
+	struct ibv_wc wc;
+	int n;
+
+	while (now_ms() < end) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			usleep(200);
+			continue;
+		}
+		if (wc.wr_id < NRECV) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return 1;	/* flushed: the QP is down */
+			*credits += get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE + 2);
+			post_recv(pr, (unsigned int)wc.wr_id);
+			continue;
+		}
+		if (wc.wr_id == want)
+			return wc.status == IBV_WC_SUCCESS ? 0 : 1;
+	}
+	return -1;
+}
+
+/* Has the server disconnected us (a CM event within ms)? */
+static bool disconnected(struct peer *pr, int ms)
+{
+	int status, type = next_event(pr, ms, &status, NULL, NULL);
+
+	if (type == RDMA_CM_EVENT_DISCONNECTED)
+		pr->connected = false;
+	return type == RDMA_CM_EVENT_DISCONNECTED;
+}
+
+/* advflood: more windows than a connection may hold */
+static int adv_flood(struct peer *pr)
+{
+	uint8_t *m = SEND_BUF(pr), *p = m + RX_HDR_LEN;
+	int credits = NRECV - 1, i, r;
+
+	if (!server_window(pr))
+		return EXIT_SETUP;
+	for (i = 0; i < 300; i++) {
+		/* wait for a credit: the server gives them back as it reaps */
+		while (credits <= 0) {
+			r = flood_poll(pr, UINT64_MAX, &credits, STEP_TIMEOUT_MS);
+			if (r) {
+				/* dropped (or stuck): only right past 256 windows */
+				msg("no credit back after %d ADVERTs", i);
+				return i > 256 ? EXIT_GOOD : EXIT_GAVE_AWAY;
+			}
+		}
+		if (i <= 256 && disconnected(pr, 0)) {
+			msg("dropped after %d ADVERTs: too early", i);
+			return EXIT_GAVE_AWAY;
+		}
+		memset(m, 0, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN);
+		put16(m, RX_MSG_ADVERT);
+		put32(m + 4, RX_ADVERT_LEN + RX_SEG_LEN);
+		put32(p + 0, 1000 + i);		/* window id */
+		put32(p + 4, RX_REMOTE_READ);
+		put64(p + 8, 4096);
+		put32(p + 16, 1);
+		put64(p + RX_ADVERT_LEN + 0, 0);
+		put32(p + RX_ADVERT_LEN + 8, 0x1000 + i);
+		put32(p + RX_ADVERT_LEN + 12, 4096);
+		{
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)m,
+				.length = RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN,
+				.lkey = pr->mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = WR_SEND, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			}, *bad;
+
+			if (ibv_post_send(pr->id->qp, &wr, &bad))
+				return EXIT_GAVE_AWAY;
+		}
+		credits--;
+		r = flood_poll(pr, WR_SEND, &credits, STEP_TIMEOUT_MS);
+		if (r) {
+			msg("ADVERT %d did not go out", i + 1);
+			return i >= 256 ? EXIT_GOOD : EXIT_GAVE_AWAY;
+		}
+	}
+	if (disconnected(pr, STEP_TIMEOUT_MS)) {
+		msg("dropped after 300 ADVERTs sent (the 257th went over the limit)");
+		return EXIT_GOOD;
+	}
+	msg("still connected after 300 windows");
+	return EXIT_GAVE_AWAY;
+}
+
 /* crossread: one connection's rkey is refused on another connection's QP */
 static int cross_read(struct peer *a, struct peer *b, const char *addr, const char *port2)
 {
@@ -691,7 +801,7 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = {
 		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid",
-		"advaddr", "crossread", NULL
+		"advaddr", "crossread", "advflood", NULL
 	};
 	struct peer pr = { 0 }, pr2 = { 0 };
 	uint32_t win;
@@ -699,7 +809,7 @@ int main(int argc, char **argv)
 
 	if (argc < 4 || argc != (argc > 3 && !strcmp(argv[3], "crossread") ? 5 : 4)) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood\n"
 			"       evil_peer ADDR PORT crossread PORT2\n");
 		return EXIT_SETUP;
 	}
@@ -718,6 +828,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "crossread")) {
 		ret = cross_read(&pr, &pr2, argv[1], argv[4]);
+		goto out;
+	}
+	if (!strcmp(mode, "advflood")) {
+		ret = adv_flood(&pr);
 		goto out;
 	}
 	win = server_window(&pr);

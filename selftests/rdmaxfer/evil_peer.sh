@@ -52,7 +52,7 @@ kmsg_mark
 # 3 checks per mode, the control case and the kernel log
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 5))
+ktap_plan $(($# * 3 + 6))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -128,12 +128,17 @@ else
 fi
 ktap_result "servers_unaffected_by_cross_read" $r
 
+# (e) a peer may expose at most 256 windows to one connection
+run evil_advflood timeout 120 "$EVIL" $ADDR $PORT advflood
+[ $rc -eq 0 ] || { ktap_diag "evil_peer advflood exited $rc"; show evil_advflood.out evil_advflood.err; }
+ktap_result "peer_windows_bounded_per_connection" $rc
+
 kill "$srv" "$srv2" 2>/dev/null
 wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (e) the kernel log (since our marker) has no WARNING or BUG
+# (f) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
