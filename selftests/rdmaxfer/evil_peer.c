@@ -536,9 +536,10 @@ static int check_advert_addrs(struct peer *pr)
 }
 
 /*
- * Poll for up to ms for one completion: a receive (its credits are added to
- * *credits and its buffer reposted) or the completion of wr_id want (0 is
- * returned, or 1 if it failed).  -1: nothing in time.
+ * Poll for up to ms for the completion of wr_id want (0 is returned, or 1
+ * if it failed); receives on the way add their credits to *credits and are
+ * reposted.  With want UINT64_MAX, return 0 as soon as *credits > 0.  -1:
+ * nothing in time.
  */
 static int flood_poll(struct peer *pr, uint64_t want, int *credits, int ms)
 {
@@ -559,6 +560,8 @@ static int flood_poll(struct peer *pr, uint64_t want, int *credits, int ms)
 				return 1;	/* flushed: the QP is down */
 			*credits += get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE + 2);
 			post_recv(pr, (unsigned int)wc.wr_id);
+			if (want == UINT64_MAX && *credits > 0)
+				return 0;
 			continue;
 		}
 		if (wc.wr_id == want)
