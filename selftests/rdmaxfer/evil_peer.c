@@ -535,6 +535,39 @@ static int check_advert_addrs(struct peer *pr)
 	return bad ? EXIT_GAVE_AWAY : EXIT_GOOD;
 }
 
+/* Post the first len bytes of the send buffer as one SEND (WR_SEND). */
+static int post_send_msg(struct peer *pr, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)SEND_BUF(pr),
+		.length = len,
+		.lkey = pr->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+		msg("ibv_post_send: failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* Send it and wait for its completion (receives on the way are passed over). */
+static int send_msg(struct peer *pr, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	if (post_send_msg(pr, len))
+		return -1;
+	return wait_wc(pr, WR_SEND, STEP_TIMEOUT_MS, &wc);
+}
+
 /*
  * Poll for up to ms for the completion of wr_id want (0 is returned, or 1
  * if it failed); receives on the way add their credits to *credits and are
@@ -612,20 +645,8 @@ static int adv_flood(struct peer *pr)
 		put64(p + RX_ADVERT_LEN + 0, 0);
 		put32(p + RX_ADVERT_LEN + 8, 0x1000 + i);
 		put32(p + RX_ADVERT_LEN + 12, 4096);
-		{
-			struct ibv_sge sge = {
-				.addr = (uintptr_t)m,
-				.length = RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN,
-				.lkey = pr->mr->lkey,
-			};
-			struct ibv_send_wr wr = {
-				.wr_id = WR_SEND, .sg_list = &sge, .num_sge = 1,
-				.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-			}, *bad;
-
-			if (ibv_post_send(pr->id->qp, &wr, &bad))
-				return EXIT_GAVE_AWAY;
-		}
+		if (post_send_msg(pr, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN))
+			return EXIT_GAVE_AWAY;
 		credits--;
 		r = flood_poll(pr, WR_SEND, &credits, STEP_TIMEOUT_MS);
 		if (r) {
@@ -739,28 +760,6 @@ static int build(uint8_t *m, uint32_t server_win)
 	return -1;
 }
 
-static int send_msg(struct peer *pr, uint32_t len)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)SEND_BUF(pr),
-		.length = len,
-		.lkey = pr->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = WR_SEND,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	struct ibv_wc wc;
-
-	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
-		msg("ibv_post_send: failed");
-		return -1;
-	}
-	return wait_wc(pr, WR_SEND, STEP_TIMEOUT_MS, &wc);
-}
 
 /* Wait up to 5 s for DISCONNECTED; other events (none expected) are logged. */
 static int wait_disconnect(struct peer *pr)
