@@ -398,12 +398,18 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 /**
  * struct rdmaxfer_peer_event - an event that a peer's control message caused
  * @pe_ev: the event
- * @pe_conn: the connection (reference), if the event holds the message's
- *	credit
+ * @pe_conn: the connection (reference), for events counted in its
+ *	c_peer_events
+ * @pe_held: the event holds its message's credit
  *
- * The message's credit is held until the event is reaped (or dropped with
- * the file): only then may the peer send another.  (A RECV event does not
- * hold it: the message itself does, until RECV takes its bytes.)  So one peer can never
+ * Once a connection has RDMAXFER_FREE_PEER_EVENTS such events unreaped, the
+ * next ones hold their message's credit until they are reaped (or dropped
+ * with the file): only then may the peer send another.  (A RECV event never
+ * does: the message itself holds it, until RECV takes its bytes.)  Below
+ * the budget credits flow back at once, so an application blocked in an
+ * ioctl that needs a credit of its peer (EXPOSE, SEND) cannot deadlock with
+ * a peer that is blocked the same way; past it, a peer flooding valid
+ * messages is held to the pace at which the application reaps.  So one peer can never
  * have more unreaped events in its connection's file than the receive
  * buffers it was granted (RDMAXFER_RECV_DEPTH), however fast it sends:
  * control traffic is bound by credits, and a peer flooding ADVERT/REVOKE
@@ -413,6 +419,7 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 struct rdmaxfer_peer_event {
 	struct rdmaxfer_event	pe_ev;
 	struct rdmaxfer_conn	*pe_conn;
+	bool			pe_held;
 };
 
 /* Reaped or dropped: the peer gets its credit back (a CREDIT may go out). */
@@ -422,7 +429,8 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
 	struct rdmaxfer_conn *conn = pe->pe_conn;
 
 	if (conn) {
-		if (!rdmaxfer_post_begin(conn)) {
+		atomic_dec(&conn->c_peer_events);
+		if (pe->pe_held && !rdmaxfer_post_begin(conn)) {
 			rdmaxfer_conn_grant(conn);
 			rdmaxfer_post_end(conn);
 		}
@@ -434,7 +442,8 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
 /**
  * rdmaxfer_post_peer_event - deliver an event caused by a peer's message
  * @conn: the connection the message came on
- * @hold: the event holds the message's credit until it is freed
+ * @hold: the event counts against the connection's budget of unreaped
+ *	peer events, and past it holds the message's credit until it is freed
  * @opcode: RDMAXFER_EVENT_*
  * @flags: event flags
  * @bytes: length
@@ -442,11 +451,10 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
  * @imm: immediate data
  * @window_id: window id
  *
- * On success with @hold, the message's credit is held by the event (see
- * struct rdmaxfer_peer_event): the caller must not give it back.
- *
  * Context: process context (receive completion handler).
- * Return: 0, -ENOBUFS when the file's queue is full, -ENOMEM.
+ * Return: 1 if the event holds the message's credit (see struct
+ * rdmaxfer_peer_event: the caller must not give it back), 0 if not,
+ * -ENOBUFS when the file's queue is full, -ENOMEM.
  */
 int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
 			     u64 bytes, u64 value, u32 imm, u32 window_id)
@@ -465,6 +473,8 @@ int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, 
 	if (hold) {
 		kref_get(&conn->c_obj.ref);
 		pe->pe_conn = conn;
+		pe->pe_held = atomic_inc_return(&conn->c_peer_events) > RDMAXFER_FREE_PEER_EVENTS;
+		hold = pe->pe_held;
 	}
 	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
 	pe->pe_ev.ev.conn_id = conn->c_obj.id;
@@ -475,7 +485,7 @@ int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, 
 	pe->pe_ev.ev.imm_data = imm;
 	pe->pe_ev.ev.window_id = window_id;
 	rdmaxfer_queue_event(rf, &pe->pe_ev);
-	return 0;
+	return hold;
 }
 
 /**

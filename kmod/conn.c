@@ -551,11 +551,10 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		ret = rdmaxfer_rwin_add(conn, p, plen);
 		if (ret)
 			return ret;
-		/* the event holds the credit until it is reaped */
-		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW,
-						be32_to_cpu(adv->access), be64_to_cpu(adv->length),
-						0, 0, be32_to_cpu(adv->window_id)) ?:
-		       RDMAXFER_HOLD_CREDIT;
+		ret = rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW,
+					       be32_to_cpu(adv->access), be64_to_cpu(adv->length),
+					       0, 0, be32_to_cpu(adv->window_id));
+		return ret > 0 ? RDMAXFER_HOLD_CREDIT : ret;
 	}
 	case RDMAXFER_MSG_REVOKE: {
 		const struct rdmaxfer_msg_revoke *rv = p;
@@ -565,9 +564,9 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		ret = rdmaxfer_rwin_del(conn, be32_to_cpu(rv->window_id));
 		if (ret)
 			return ret;
-		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW_REVOKED, 0, 0, 0,
-						0, be32_to_cpu(rv->window_id)) ?:
-		       RDMAXFER_HOLD_CREDIT;
+		ret = rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WINDOW_REVOKED, 0, 0, 0,
+					       0, be32_to_cpu(rv->window_id));
+		return ret > 0 ? RDMAXFER_HOLD_CREDIT : ret;
 	}
 	case RDMAXFER_MSG_DATA: {
 		struct rdmaxfer_msg *m;
@@ -611,9 +610,9 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		if (ret)
 			return ret;
 		rdmaxfer_count(rf, RDMAXFER_C_WRITES_IMM_IN, 1);
-		return rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WRITE_IMM, 0, wlen, off,
-						be32_to_cpu(wd->imm_data), id) ?:
-		       RDMAXFER_HOLD_CREDIT;
+		ret = rdmaxfer_post_peer_event(conn, true, RDMAXFER_EVENT_WRITE_IMM, 0, wlen, off,
+					       be32_to_cpu(wd->imm_data), id);
+		return ret > 0 ? RDMAXFER_HOLD_CREDIT : ret;
 	}
 	default:
 		return -EPROTO;

@@ -84,6 +84,7 @@
 #define RDMAXFER_MAX_SEND	(RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr))
 #define RDMAXFER_MAX_MSGS	RDMAXFER_RECV_DEPTH	/* queued, not RECV'd */
 #define RDMAXFER_DATA_RESERVE	8	/* credits a SEND leaves for control messages */
+#define RDMAXFER_FREE_PEER_EVENTS 64	/* unreaped peer events before credits are held */
 
 /* Per-file limits (GET_INFO reports them). */
 #define RDMAXFER_MAX_BUF_SIZE	(64ULL * SZ_1G)
@@ -409,6 +410,8 @@ struct rdmaxfer_msg {
  * @c_max_msg: largest RDMA message both ports accept
  * @c_peer_max_msg: the peer's port limit, from its hello
  * @c_nrwins: number of @c_rwins (bounded: a peer cannot grow it forever)
+ * @c_peer_events: events the peer's messages caused, not yet reaped (past
+ *	RDMAXFER_FREE_PEER_EVENTS their credits are held, see chardev.c)
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
  * @c_local: local address
  * @c_peer: peer address
@@ -461,6 +464,7 @@ struct rdmaxfer_conn {
 	u32				c_max_msg;
 	u32				c_peer_max_msg;
 	u32				c_nrwins;
+	atomic_t			c_peer_events;
 	u64				c_max_op;
 	struct rdmaxfer_addr		c_local;
 	struct rdmaxfer_addr		c_peer;
