@@ -270,9 +270,11 @@ int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
  */
 u32 rdmaxfer_seg_pages(struct ib_device *ib)
 {
+	u32 len = ib->attrs.max_fast_reg_page_list_len;
+
 	/* each MR is allocated with RDMAXFER_MR_SPARE_PAGES more (compat.h) */
-	return clamp_t(u32, ib->attrs.max_fast_reg_page_list_len - RDMAXFER_MR_SPARE_PAGES,
-		       1, RDMAXFER_MAX_SEG_PAGES);
+	len = len > RDMAXFER_MR_SPARE_PAGES ? len - RDMAXFER_MR_SPARE_PAGES : 1;
+	return min_t(u32, len, RDMAXFER_MAX_SEG_PAGES);
 }
 
 /* Free a window's segments: deregister (invalidating the keys), unmap. */
