@@ -171,20 +171,17 @@ bool rdmaxfer_obj_remove(struct rdmaxfer_obj *obj)
 
 	might_sleep();
 	mutex_lock(&rf->rf_lock);
-	switch (obj->id_state) {
-	case RDMAXFER_ID_PUBLISHED:
+	if (obj->id_state == RDMAXFER_ID_PUBLISHED) {
 		WARN_ON_ONCE(xa_erase(&rf->rf_objs, obj->id) != obj);
 		removed = true;
-		fallthrough;
-	case RDMAXFER_ID_RESERVED:
-		if (!removed)
-			xa_release(&rf->rf_objs, obj->id);
-		obj->id_state = RDMAXFER_ID_GONE;
-		rf->rf_nobjs--;
-		break;
-	default:
-		break;
+	} else if (obj->id_state == RDMAXFER_ID_RESERVED) {
+		xa_release(&rf->rf_objs, obj->id);
+	} else {
+		goto out;
 	}
+	obj->id_state = RDMAXFER_ID_GONE;
+	rf->rf_nobjs--;
+out:
 	mutex_unlock(&rf->rf_lock);
 	return removed;
 }
