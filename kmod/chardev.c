@@ -57,7 +57,9 @@
  * @rf: the file that will own it
  * @type: enum rdmaxfer_obj_type
  *
- * The caller holds the one initial reference.
+ * The caller holds the one initial reference.  The object holds one on
+ * @rf until it is freed: by its last rdmaxfer_obj_put(), or by
+ * rdmaxfer_obj_fini() on an error path that frees it directly.
  */
 void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 type)
 {
@@ -66,6 +68,41 @@ void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 t
 	obj->id_state = RDMAXFER_ID_NONE;
 	obj->file = rf;
 	kref_init(&obj->ref);
+	kref_get(&rf->rf_ref);
+}
+
+static void rdmaxfer_file_free(struct kref *ref)
+{
+	struct rdmaxfer_file *rf = container_of(ref, struct rdmaxfer_file, rf_ref);
+
+	WARN_ON_ONCE(!list_empty(&rf->rf_events));	/* dropped once closing */
+	WARN_ON_ONCE(atomic64_read(&rf->rf_pinned));
+	xa_destroy(&rf->rf_objs);
+	mem_cgroup_put(rf->rf_memcg);
+	put_net(rf->rf_net);
+	kfree(rf);
+}
+
+/*
+ * The last reference is dropped by release() or by an object's release,
+ * i.e. in process context (rdmaxfer_obj_put() or the deferred-put work).
+ */
+static void rdmaxfer_file_put(struct rdmaxfer_file *rf)
+{
+	kref_put(&rf->rf_ref, rdmaxfer_file_free);
+}
+
+/**
+ * rdmaxfer_obj_fini - undo rdmaxfer_obj_init() for an object that is freed
+ *	without its last rdmaxfer_obj_put() (an error path of its creation)
+ * @obj: the object, never published
+ *
+ * Context: process context.
+ */
+void rdmaxfer_obj_fini(struct rdmaxfer_obj *obj)
+{
+	WARN_ON_ONCE(obj->id_state == RDMAXFER_ID_PUBLISHED);
+	rdmaxfer_file_put(obj->file);
 }
 
 /**
@@ -210,6 +247,7 @@ void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type)
 static void rdmaxfer_obj_release(struct kref *ref)
 {
 	struct rdmaxfer_obj *obj = container_of(ref, struct rdmaxfer_obj, ref);
+	struct rdmaxfer_file *rf = obj->file;
 
 	switch (obj->type) {
 	case RDMAXFER_OBJ_LISTENER:
@@ -225,6 +263,7 @@ static void rdmaxfer_obj_release(struct kref *ref)
 		rdmaxfer_window_release(container_of(obj, struct rdmaxfer_window, w_obj));
 		break;
 	}
+	rdmaxfer_file_put(rf);
 }
 
 /**
@@ -758,6 +797,7 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	rf->rf_net = get_net(current->nsproxy->net_ns);
 	rf->rf_memcg = get_mem_cgroup_from_mm(current->mm);
+	kref_init(&rf->rf_ref);
 	mutex_init(&rf->rf_lock);
 	xa_init_flags(&rf->rf_objs, XA_FLAGS_ALLOC1);
 	spin_lock_init(&rf->rf_ev_lock);
@@ -809,15 +849,13 @@ static int rdmaxfer_release(struct inode *inode, struct file *filp)
 	/* last references that completions dropped (their connections are drained) */
 	rdmaxfer_obj_flush_puts();
 
+	/* no event is queued any more (rf_closing) */
 	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
 		list_del(&ev->ev_entry);
 		rdmaxfer_event_free(ev);
 	}
-	WARN_ON_ONCE(atomic64_read(&rf->rf_pinned));
-	xa_destroy(&rf->rf_objs);
-	mem_cgroup_put(rf->rf_memcg);
-	put_net(rf->rf_net);
-	kfree(rf);
+	/* the rest goes with the last object: see struct rdmaxfer_file */
+	rdmaxfer_file_put(rf);
 	return 0;
 }
 

@@ -1312,6 +1312,7 @@ reject_later:
 	rdmaxfer_obj_put(&conn->c_obj);
 	return 0;
 reject_free:
+	rdmaxfer_obj_fini(&conn->c_obj);
 	kfree(conn);
 reject:
 	rdmaxfer_reject(id, reason);
@@ -1391,6 +1392,7 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 	/* published once listening: CLOSE cannot reach a half-built listener */
 	ret = rdmaxfer_obj_reserve(&l->l_obj);
 	if (ret) {
+		rdmaxfer_obj_fini(&l->l_obj);
 		kfree(l);
 		return ret;
 	}
@@ -1593,6 +1595,7 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 	/* reserved now (events carry it), published once established */
 	ret = rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret) {
+		rdmaxfer_obj_fini(&conn->c_obj);
 		kfree(conn);
 		return ret;
 	}

@@ -200,6 +200,7 @@ out_uncharge:
 	atomic64_sub(npages, &buf->b_mm->pinned_vm);
 	mmdrop(buf->b_mm);
 	kvfree(buf->b_pages);
+	rdmaxfer_obj_fini(&buf->b_obj);
 	kfree(buf);
 	return ret;
 }
@@ -663,6 +664,7 @@ out_win:
 	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
 	rdmaxfer_conn_pd_put(conn);
 	rdmaxfer_device_put(win->w_dev);
+	rdmaxfer_obj_fini(&win->w_obj);
 	kfree(win);
 out_nmrs:
 	atomic_sub(nsegs, &rf->rf_nmrs);

@@ -141,7 +141,7 @@ enum rdmaxfer_id_state {
  * @ref: references; the release depends on @type (rdmaxfer_obj_put())
  * @put_node: on the list of last references dropped in softirq context,
  *	released by a work item (rdmaxfer_obj_put_atomic())
- * @file: the owning file
+ * @file: the owning file; the object holds a reference on it
  */
 struct rdmaxfer_obj {
 	u32			type;
@@ -188,6 +188,9 @@ struct rdmaxfer_stats_k {
 
 /**
  * struct rdmaxfer_file - per-open-file context of /dev/rdmaxfer
+ * @rf_ref: the open file holds one reference and every object one: work
+ *	that outlives release() (a connection's teardown work, a device
+ *	removal) may still reach the file through its objects
  * @rf_net: network namespace of the opener; connections are made in it
  * @rf_memcg: memory cgroup of the opener: what is allocated for the file is
  *	charged there (chardev.c)
@@ -207,6 +210,7 @@ struct rdmaxfer_stats_k {
  * @rf_stats: this file's counters
  */
 struct rdmaxfer_file {
+	struct kref		rf_ref;
 	struct net		*rf_net;
 	struct mem_cgroup	*rf_memcg;
 	struct mutex		rf_lock;	/* id table changes */
@@ -586,6 +590,7 @@ int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_chardev_init(void);
 void rdmaxfer_chardev_exit(void);
 void rdmaxfer_obj_init(struct rdmaxfer_obj *obj, struct rdmaxfer_file *rf, u32 type);
+void rdmaxfer_obj_fini(struct rdmaxfer_obj *obj);
 int rdmaxfer_obj_reserve(struct rdmaxfer_obj *obj);
 void rdmaxfer_obj_publish(struct rdmaxfer_obj *obj);
 int rdmaxfer_obj_insert(struct rdmaxfer_obj *obj);

@@ -2898,6 +2898,49 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
 }
 
+/*
+ * A listener's file closes while a connection it never handed out is being
+ * torn down because its peer went away (regression, found by fuzz_ioctl on
+ * the debug kernel: release() freed the file while that connection's
+ * teardown work still used it; KASAN use-after-free in
+ * rdmaxfer_obj_remove()).  The delay between the peer's close and ours
+ * sweeps across the teardown.  What this test sees is only that everything
+ * keeps working; the use-after-free itself is the debug kernel's report,
+ * which the suite's kernel log check fails on.
+ */
+TEST_F_TIMEOUT(xfer, close_file_races_unaccepted_teardown, 90)
+{
+	unsigned long rounds = 0, connected = 0;
+	struct rdmaxfer_completion c;
+	__u32 lid, conn;
+	__u16 port;
+	__s64 end;
+	int s, cl, ret;
+
+	end = now_ns() + 4 * SEC;
+	while (now_ns() < end) {
+		s = open(DEVPATH, O_RDWR | O_CLOEXEC);
+		cl = open(DEVPATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, s);
+		ASSERT_LE(0, cl);
+		ASSERT_EQ(0, do_listen(s, mkaddr(test_addr4, 0), 4, &lid, &port));
+		ret = do_connect(cl, mkaddr(test_addr4, port), 10 * SEC, &conn, NULL);
+		ASSERT_EQ(0, ret) TH_LOG("CONNECT: %s", strerror(ret));
+		connected++;
+		close(cl);		/* the unaccepted side starts its teardown */
+		usleep((rounds * 97) % 3000);
+		close(s);
+		rounds++;
+	}
+	TH_LOG("%lu rounds, %lu connected", rounds, connected);
+	EXPECT_LT(10, rounds);
+	/* the fixture's connection never noticed */
+	fill(self->cmem, 4096, 37);
+	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
+				      0, 4096, 0), &c);
+	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
+}
+
 /* Count the WINDOW and WINDOW_REVOKED events waiting on fd (none is kept). */
 static int count_window_events(int fd, __s64 tmo, unsigned long *adverts,
 			       unsigned long *revokes, unsigned long *disconnects)
