@@ -33,7 +33,8 @@ RIG		:= tools/vm/rig.sh
 # The guest kernel: stock (Debian 12's 6.1) or debug (tools/vm/debug-kernel.sh).
 KERNEL		?= stock
 export RIG_KERNEL := $(KERNEL)
-KDIR		?= $(shell $(RIG) kdir 2>/dev/null)
+# (a $(shell) does not see exported variables: say RIG_KERNEL here)
+KDIR		?= $(shell RIG_KERNEL=$(KERNEL) $(RIG) kdir 2>/dev/null)
 BUILD		:= build
 KSRC_TAR	?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
 KSRC		:= $(BUILD)/ksrc
