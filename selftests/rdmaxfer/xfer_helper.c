@@ -22,6 +22,13 @@
  *	compare: "ok SIZE" and exit 0, or exit 1.
  *   xfer_helper hold
  *	open /dev/rdmaxfer, print "ready", sleep until killed.
+ *   xfer_helper park ADDR PORT BACKLOG
+ *	listen on ADDR:PORT (0: any port) with BACKLOG, print "listening PORT",
+ *	never ACCEPT: the kernel completes up to BACKLOG connections and keeps
+ *	them queued.  Until killed.
+ *   xfer_helper conns ADDR PORT N
+ *	connect N times; "connected K" (K of N succeeded, the others were
+ *	refused or timed out), then sleep until killed.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -399,6 +406,38 @@ static int stall(unsigned int index)
 	return 1;
 }
 
+static void __attribute__((noreturn)) park(const char *host, unsigned int port,
+					  unsigned int backlog)
+{
+	struct rdmaxfer_listen l = {
+		.size = sizeof(l), .addr = mkaddr(host, port), .backlog = backlog,
+	};
+	int e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	for (;;)
+		pause();
+}
+
+static void __attribute__((noreturn)) conns(const char *host, unsigned int port,
+					   unsigned int n)
+{
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rdmaxfer_connect k = {
+			.size = sizeof(k), .addr = mkaddr(host, port), .timeout_ns = 10 * SEC,
+		};
+
+		ok += !xioctl(RDMAXFER_IOC_CONNECT, &k);
+	}
+	printf("connected %u\n", ok);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -430,7 +469,11 @@ int main(int argc, char **argv)
 		return blast(argv[2], atoi(argv[3]), size_arg(argv[4]));
 	if (!strcmp(argv[1], "write"))
 		return write_verify(argv[2], atoi(argv[3]), size_arg(argv[4]));
+	if (!strcmp(argv[1], "park"))
+		park(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (!strcmp(argv[1], "conns"))
+		conns(argv[2], atoi(argv[3]), atoi(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | park ADDR PORT BACKLOG | conns ADDR PORT N | hold | probe | stall INDEX\n");
 	return 2;
 }
