@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fail_nth - every allocation on the path of each ioctl fails once.
+ *
+ * The technique is syzkaller's: write N to /proc/thread-self/fail-nth, make
+ * the call, read the file back.  The kernel fails the N-th fault-injection
+ * point this thread reaches (every slab and page allocation, with failslab
+ * and fail_page_alloc set up to include sleeping allocations), and the
+ * file reads 0 if that happened.  N goes 1, 2, 3 ... until the call gets
+ * through without a fault: N - 1 is the number of fault sites on the path
+ * (including those inside rdma_cm, ib_core and the provider that the call
+ * reaches from this thread).
+ *
+ * After every faulted call: it failed with a clean errno (never EINVAL,
+ * EFAULT, ENOTTY, EBADF, E2BIG or ENOENT, which would blame the caller's
+ * arguments) and changed nothing (no id, no window, no completion, no
+ * event that says otherwise), or it succeeded anyway (a fault it could
+ * absorb, or one in a best-effort step such as sending a DREQ), and then
+ * what it made must work: a listener accepts, a connection carries a SEND,
+ * a buffer is the source of a WRITE, a window serves a READ, an operation
+ * completes once and successfully.  Each path ends with the call working
+ * and the files' counts (connections, buffers, windows, pinned bytes) back
+ * where they were.  Pins, RDMA objects, kmemleak and the kernel log are the
+ * runner's post-check after the whole file.
+ *
+ * On the debug kernel every other site is kmemleak's own bookkeeping
+ * allocation after a successful one; kmemleak falls back to its memory
+ * pool, so most of the "absorbed" faults are those.
+ *
+ * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE, REVOKE, SUBMIT of each
+ * operation, CLOSE of a connection and of a listener.  Not covered: the
+ * passive side's setup (rdma_cm's CONNECT_REQUEST handler), which runs in a
+ * kernel worker thread that fail-nth, a per-thread setting, cannot reach.
+ *
+ * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC and
+ * debugfs (the rig's debug kernel); skips elsewhere.  Restores the debugfs
+ * settings it changes.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+#include "rdmaxfer_test.h"
+
+#define MAX_SITES	4000
+#define CALL_TMO	(10 * SEC)
+#define BUF_LEN		(256 * 1024)
+#define FI		"/sys/kernel/debug/"
+
+static const char *addr4 = "192.0.2.1";
+static int nth_fd = -1;
+
+/* --- fault injection settings ------------------------------------------- */
+
+static const char *const fi_knobs[][2] = {
+	{ FI "failslab/ignore-gfp-wait", "N" },
+	{ FI "failslab/verbose", "0" },
+	{ FI "fail_page_alloc/ignore-gfp-wait", "N" },
+	{ FI "fail_page_alloc/ignore-gfp-highmem", "N" },
+	{ FI "fail_page_alloc/min-order", "0" },
+	{ FI "fail_page_alloc/verbose", "0" },
+};
+#define NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
+static char fi_saved[NKNOBS][32];
+
+static int put_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int get_str(const char *path, char *v, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, v, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	v[n] = 0;
+	v[strcspn(v, "\n")] = 0;
+	return 0;
+}
+
+static void fi_restore(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NKNOBS; i++)
+		if (fi_saved[i][0])
+			put_str(fi_knobs[i][0], fi_saved[i]);
+}
+
+static const char *fi_setup(void)
+{
+	unsigned int i;
+
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (nth_fd < 0)
+		return "no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION; make check KERNEL=debug)";
+	if (access(FI "failslab", F_OK))
+		mount("debugfs", FI, "debugfs", 0, NULL);
+	for (i = 0; i < NKNOBS; i++) {
+		if (get_str(fi_knobs[i][0], fi_saved[i], sizeof(fi_saved[i])))
+			return "no failslab/fail_page_alloc in debugfs (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)";
+	}
+	atexit(fi_restore);
+	for (i = 0; i < NKNOBS; i++)
+		if (put_str(fi_knobs[i][0], fi_knobs[i][1]))
+			return "cannot set the fault injection knobs in debugfs";
+	return NULL;
+}
+
+/* Arm: the n-th fault site this thread reaches fails. */
+static void nth_arm(unsigned int n)
+{
+	char b[16];
+	int len = snprintf(b, sizeof(b), "%u", n);
+
+	if (pwrite(nth_fd, b, len, 0) != len)
+		ksft_exit_fail_msg("write fail-nth: %s\n", strerror(errno));
+}
+
+/* Disarm; true if the fault was injected. */
+static int nth_fired(void)
+{
+	char b[16] = "";
+	int fired;
+
+	if (pread(nth_fd, b, sizeof(b) - 1, 0) <= 0)
+		ksft_exit_fail_msg("read fail-nth: %s\n", strerror(errno));
+	fired = atoi(b) == 0;
+	if (pwrite(nth_fd, "0", 1, 0) != 1)
+		ksft_exit_fail_msg("write fail-nth: %s\n", strerror(errno));
+	return fired;
+}
+
+/* --- what every path starts from ----------------------------------------- */
+
+static struct {
+	int srv, cli;
+	__u32 lid, sconn, cconn;
+	__u16 port;
+	unsigned char *smem, *cmem;
+	__u32 sbuf, cbuf, win;
+} s;
+
+/* The counts a path must leave as it found them. */
+struct snap {
+	__u32 conns[2], bufs[2], windows[2];
+	__u64 pinned[2];
+};
+
+static void snap(struct snap *sn)
+{
+	struct rdmaxfer_stats st;
+	int i, fds[2] = { s.srv, s.cli };
+
+	for (i = 0; i < 2; i++) {
+		memset(&st, 0, sizeof(st));
+		get_stats(fds[i], &st);
+		sn->conns[i] = st.num_conns;
+		sn->bufs[i] = st.num_bufs;
+		sn->windows[i] = st.num_windows;
+		sn->pinned[i] = st.pinned_bytes;
+	}
+}
+
+/*
+ * Reap whatever either file has (events of the peer, completions); RECV
+ * the messages so that their credits go back.  Returns how many operation
+ * completions there were.
+ */
+static int drain(__s64 tmo)
+{
+	struct rdmaxfer_completion c[16];
+	int fds[2] = { s.srv, s.cli }, i, k, n, ops = 0;
+	char msg[4096];
+
+	for (i = 0; i < 2; i++) {
+		while ((n = reap_n(fds[i], c, 16, i ? tmo : 0)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (c[k].opcode < 0x100)
+					ops++;
+				else if (c[k].opcode == RDMAXFER_EVENT_RECV)
+					do_recv(fds[i], c[k].conn_id, msg, sizeof(msg));
+			}
+		}
+	}
+	return ops;
+}
+
+static int setup(void)
+{
+	__u32 access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
+	struct rdmaxfer_completion c;
+
+	s.srv = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	s.cli = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	s.smem = map_anon(BUF_LEN);
+	s.cmem = map_anon(BUF_LEN);
+	if (s.srv < 0 || s.cli < 0 || !s.smem || !s.cmem)
+		return -1;
+	if (do_listen(s.srv, mkaddr(addr4, 0), 16, &s.lid, &s.port) ||
+	    do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &s.cconn) ||
+	    do_accept(s.srv, s.lid, CALL_TMO, &s.sconn) ||
+	    reg_buf(s.srv, s.smem, BUF_LEN, access, &s.sbuf) ||
+	    reg_buf(s.cli, s.cmem, BUF_LEN, access, &s.cbuf) ||
+	    do_expose(s.srv, s.sconn, s.sbuf, 0, BUF_LEN,
+		      RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC,
+		      &s.win))
+		return -1;
+	/* the client learns the window */
+	while (reap_n(s.cli, &c, 1, CALL_TMO) == 1)
+		if (c.opcode == RDMAXFER_EVENT_WINDOW)
+			return 0;
+	return -1;
+}
+
+/* --- the sweep ------------------------------------------------------------ */
+
+/*
+ * One path.  prep() makes what the call needs (not under fault injection)
+ * and may fail the path; call() makes the call and returns 0 or an errno;
+ * check() looks, after a failed call, that nothing changed (0 if so); undo()
+ * takes back a call that succeeded, and whatever prep() left (0 if it could,
+ * else it says why).
+ */
+struct path {
+	const char *name;
+	int (*prep)(void);
+	int (*call)(void);
+	int (*check)(int err);
+	int (*undo)(int err);
+};
+
+static int bad_errno(int e)
+{
+	return e == EINVAL || e == EFAULT || e == ENOTTY || e == EBADF || e == E2BIG ||
+	       e == ENOENT;
+}
+
+static void sweep(const struct path *p)
+{
+	unsigned int n, faulted = 0, absorbed = 0, errs[160] = { 0 };
+	struct snap before, after;
+	char hist[512] = "";
+	int err, fired, bad = 0, e;
+	size_t l = 0;
+
+	drain(0);
+	snap(&before);
+	for (n = 1; n <= MAX_SITES; n++) {
+		if (p->prep && p->prep()) {
+			ksft_test_result_fail("%s: setting up step %u failed\n", p->name, n);
+			return;
+		}
+		alarm(120);	/* a call that never returns is a failure */
+		nth_arm(n);
+		err = p->call();
+		fired = nth_fired();
+		alarm(0);
+		if (!fired) {
+			if (err) {
+				ksft_print_msg("%s: %s without a fault\n", p->name, strerror(err));
+				bad++;
+			}
+			if (p->undo && p->undo(err))
+				bad++;
+			break;
+		}
+		faulted++;
+		if (!err) {
+			absorbed++;
+		} else {
+			errs[err < 160 ? err : 0]++;
+			if (bad_errno(err)) {
+				ksft_print_msg("%s: fault %u: %s\n", p->name, n, strerror(err));
+				bad++;
+			} else if (p->check && p->check(err)) {
+				ksft_print_msg("%s: fault %u (%s) left a change behind\n",
+					       p->name, n, strerror(err));
+				bad++;
+			}
+		}
+		if (p->undo && p->undo(err))
+			bad++;
+	}
+	if (n > MAX_SITES) {
+		ksft_test_result_fail("%s: still faulting after %u sites\n", p->name, MAX_SITES);
+		return;
+	}
+	drain(100 * MS);
+	/* teardown of what was undone may be asynchronous: give it a moment */
+	for (e = 0; e < 50; e++) {
+		snap(&after);
+		if (!memcmp(&before, &after, sizeof(before)))
+			break;
+		usleep(100000);
+	}
+	if (memcmp(&before, &after, sizeof(before))) {
+		ksft_print_msg("%s: left behind: conns %u/%u -> %u/%u, bufs %u/%u -> %u/%u, windows %u/%u -> %u/%u, pinned %llu/%llu -> %llu/%llu\n",
+			       p->name, before.conns[0], before.conns[1], after.conns[0],
+			       after.conns[1], before.bufs[0], before.bufs[1], after.bufs[0],
+			       after.bufs[1], before.windows[0], before.windows[1],
+			       after.windows[0], after.windows[1],
+			       (unsigned long long)before.pinned[0],
+			       (unsigned long long)before.pinned[1],
+			       (unsigned long long)after.pinned[0],
+			       (unsigned long long)after.pinned[1]);
+		bad++;
+	}
+	for (e = 0; e < 160; e++)
+		if (errs[e] && l < sizeof(hist) - 32)
+			l += snprintf(hist + l, sizeof(hist) - l, " %s %u",
+				      e ? strerror(e) : "other", errs[e]);
+	ksft_print_msg("%-10s %4u fault sites: %u failed cleanly (%s ), %u absorbed\n",
+		       p->name, faulted, faulted - absorbed, l ? hist + 1 : "none", absorbed);
+	ksft_test_result(!bad, "%s\n", p->name);
+}
+
+/* --- the paths --------------------------------------------------------------- */
+
+static __u32 made, made2;	/* what a call created */
+static __u16 made_port;
+static __u32 tmp_conn, tmp_sconn;
+
+/* One SEND of 8 bytes from the client on cconn arrives at the server's sconn. */
+static int send_works(__u32 cconn, __u32 sconn)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, cconn, s.cbuf, 0, 0, 0, 8, 7);
+	struct rdmaxfer_completion c;
+	char m[8];
+	int n, got = 0;
+
+	if (submit_n(s.cli, &op, 1, NULL))
+		return 0;
+	while (!got && (n = reap_n(s.srv, &c, 1, CALL_TMO)) == 1)
+		got = c.opcode == RDMAXFER_EVENT_RECV && c.conn_id == sconn;
+	if (!got || do_recv(s.srv, sconn, m, sizeof(m)))
+		return 0;
+	while ((n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
+		;
+	return n == 1 && c.user_data == 7 && !c.status;
+}
+
+/* One READ of 4 KiB from the server's window win (announced to the client) works. */
+static int read_works(__u32 win, __u32 buf)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_READ, s.cconn, buf, 0, win, 0, 4096, 9);
+	struct rdmaxfer_completion c;
+	int n;
+
+	if (submit_n(s.cli, &op, 1, NULL))
+		return 0;
+	while ((n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
+		;
+	return n == 1 && c.user_data == 9 && !c.status;
+}
+
+static int no_new_conn(int err)
+{
+	struct rdmaxfer_stats st;
+
+	(void)err;
+	return get_stats(s.cli, &st) || st.num_conns != 1;
+}
+
+static int call_listen(void)
+{
+	return do_listen(s.srv, mkaddr(addr4, 0), 4, &made, &made_port);
+}
+
+/* A listener that LISTEN returned accepts a connection that carries a SEND. */
+static int undo_listen(int err)
+{
+	int ok;
+
+	if (err)
+		return 0;
+	ok = !do_connect(s.cli, mkaddr(addr4, made_port), CALL_TMO, &tmp_conn);
+	ok = ok && !do_accept(s.srv, made, CALL_TMO, &tmp_sconn) &&
+	     send_works(tmp_conn, tmp_sconn);
+	if (!ok)
+		ksft_print_msg("LISTEN: the listener it made does not work\n");
+	do_close(s.cli, tmp_conn);
+	do_close(s.srv, tmp_sconn);
+	do_close(s.srv, made);
+	drain(0);
+	return !ok;
+}
+
+static int call_connect(void)
+{
+	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &made);
+}
+
+/*
+ * A connection that CONNECT returned carries a SEND.  Close what the server
+ * queued of a connection the client gave up on, and ours.
+ */
+static int undo_connect(int err)
+{
+	int ok = 1;
+	__u32 id;
+
+	if (!err) {
+		ok = !do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn) &&
+		     send_works(made, tmp_sconn);
+		if (!ok)
+			ksft_print_msg("CONNECT: the connection it made does not work\n");
+		do_close(s.cli, made);
+		do_close(s.srv, tmp_sconn);
+	}
+	while (!do_accept(s.srv, s.lid, 0, &id))
+		do_close(s.srv, id);
+	drain(0);
+	return !ok;
+}
+
+static int prep_accept(void)
+{
+	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn);
+}
+
+static int call_accept(void)
+{
+	return do_accept(s.srv, s.lid, CALL_TMO, &made);
+}
+
+static int undo_accept(int err)
+{
+	int ret = err ? 0 : do_close(s.srv, made);
+	__u32 id;
+
+	/* a failed ACCEPT may have kept the connection queued, or dropped it */
+	while (!do_accept(s.srv, s.lid, 0, &id))
+		do_close(s.srv, id);
+	do_close(s.cli, tmp_conn);
+	drain(0);
+	return ret;
+}
+
+static int call_reg_buf(void)
+{
+	return reg_buf(s.cli, s.cmem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &made);
+}
+
+static int check_reg_buf(int err)
+{
+	struct rdmaxfer_stats st;
+
+	(void)err;
+	return get_stats(s.cli, &st) || st.num_bufs != 1;
+}
+
+/* A buffer that REG_BUF returned is the destination of a READ. */
+static int undo_reg_buf(int err)
+{
+	int ok;
+
+	if (err)
+		return 0;
+	ok = read_works(s.win, made);
+	if (!ok)
+		ksft_print_msg("REG_BUF: the buffer it made does not work\n");
+	return dereg_buf(s.cli, made) || !ok;
+}
+
+static int call_expose(void)
+{
+	return do_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made);
+}
+
+static int check_expose(int err)
+{
+	struct rdmaxfer_stats st;
+
+	(void)err;
+	return get_stats(s.srv, &st) || st.num_windows != 1;
+}
+
+/* A window that EXPOSE returned is announced to the peer and serves a READ. */
+static int undo_expose(int err)
+{
+	struct rdmaxfer_completion c;
+	int ok = 0, n;
+
+	if (err)
+		return 0;
+	while (!ok && (n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1)
+		ok = c.opcode == RDMAXFER_EVENT_WINDOW && c.window_id == made;
+	ok = ok && read_works(made, s.cbuf);
+	if (!ok)
+		ksft_print_msg("EXPOSE: the window it made does not work\n");
+	ok = !do_revoke(s.srv, made) && ok;
+	drain(0);
+	return !ok;
+}
+
+static int prep_revoke(void)
+{
+	return do_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made2);
+}
+
+static int call_revoke(void)
+{
+	return do_revoke(s.srv, made2);
+}
+
+/* A REVOKE that failed left the window: a second one must find it. */
+static int undo_revoke(int err)
+{
+	int ret = 0;
+
+	if (err) {
+		ret = do_revoke(s.srv, made2);
+		if (ret)
+			ksft_print_msg("REVOKE failed (%s) but the window is gone (%s)\n",
+				       strerror(err), strerror(ret));
+	}
+	drain(0);
+	return ret;
+}
+
+static __u16 op_kind;
+
+static int call_submit(void)
+{
+	struct rdmaxfer_op op = mkop(op_kind, s.cconn, s.cbuf, 0, s.win, 0, 4096, 0x5eed);
+	__u32 posted = 0;
+	int ret;
+
+	if (op_kind == RDMAXFER_OP_SEND) {
+		op.window_id = 0;
+		op.length = 64;
+	}
+	if (op_kind == RDMAXFER_OP_CAS || op_kind == RDMAXFER_OP_FADD) {
+		op.buf_id = 0;
+		op.length = 8;
+		op.compare_add = 1;
+	}
+	ret = submit_n(s.cli, &op, 1, &posted);
+	if (!ret && posted != 1)
+		ret = EIO;
+	return ret;
+}
+
+/* A SUBMIT that failed posted nothing: no completion comes. */
+static int check_submit(int err)
+{
+	(void)err;
+	return drain(50 * MS) != 0;
+}
+
+/* A posted operation completes exactly once (successfully or not). */
+static int undo_submit(int err)
+{
+	struct rdmaxfer_completion c;
+	int n;
+
+	if (err)
+		return 0;
+	do
+		n = reap_n(s.cli, &c, 1, CALL_TMO);
+	while (n == 1 && c.opcode >= 0x100);
+	if (n != 1 || c.user_data != 0x5eed) {
+		ksft_print_msg("SUBMIT of opcode %u: no completion (%d)\n", op_kind, n);
+		return -1;
+	}
+	if (c.status) {
+		ksft_print_msg("SUBMIT of opcode %u: posted, then completed with %s\n", op_kind,
+			       strerror(-c.status));
+		return -1;
+	}
+	if (drain(50 * MS)) {
+		ksft_print_msg("SUBMIT of opcode %u: a second completion\n", op_kind);
+		return -1;
+	}
+	return 0;
+}
+
+static int prep_close_conn(void)
+{
+	if (do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn))
+		return -1;
+	return do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn);
+}
+
+static int call_close_conn(void)
+{
+	return do_close(s.cli, tmp_conn);
+}
+
+static int undo_close_conn(int err)
+{
+	int ret = err ? do_close(s.cli, tmp_conn) : 0;
+
+	if (ret)
+		ksft_print_msg("CLOSE failed (%s) and the connection is gone\n", strerror(err));
+	do_close(s.srv, tmp_sconn);
+	drain(0);
+	return ret;
+}
+
+static int prep_close_listener(void)
+{
+	return do_listen(s.srv, mkaddr(addr4, 0), 4, &made, NULL);
+}
+
+static int call_close_listener(void)
+{
+	return do_close(s.srv, made);
+}
+
+static int undo_close_listener(int err)
+{
+	int ret = err ? do_close(s.srv, made) : 0;
+
+	if (ret)
+		ksft_print_msg("CLOSE failed (%s) and the listener is gone\n", strerror(err));
+	return ret;
+}
+
+/* After all of it, the first connection still moves data. */
+static int works_after(void)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_WRITE, s.cconn, s.cbuf, 0, s.win, 0, 4096, 1);
+	struct rdmaxfer_completion c;
+
+	memset(s.cmem, 0xa5, 4096);
+	if (submit_n(s.cli, &op, 1, NULL) || reap_n(s.cli, &c, 1, CALL_TMO) != 1)
+		return 0;
+	return c.opcode == RDMAXFER_OP_WRITE && !c.status && !memcmp(s.smem, s.cmem, 4096);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { __u16 op; const char *name; } ops[] = {
+		{ RDMAXFER_OP_WRITE, "SUBMIT WRITE" }, { RDMAXFER_OP_READ, "SUBMIT READ" },
+		{ RDMAXFER_OP_SEND, "SUBMIT SEND" }, { RDMAXFER_OP_WRITE_IMM, "SUBMIT WRITE_IMM" },
+		{ RDMAXFER_OP_CAS, "SUBMIT CAS" }, { RDMAXFER_OP_FADD, "SUBMIT FADD" },
+	};
+	const struct path paths[] = {
+		{ "LISTEN", NULL, call_listen, NULL, undo_listen },
+		{ "CONNECT", NULL, call_connect, no_new_conn, undo_connect },
+		{ "ACCEPT", prep_accept, call_accept, NULL, undo_accept },
+		{ "REG_BUF", NULL, call_reg_buf, check_reg_buf, undo_reg_buf },
+		{ "EXPOSE", NULL, call_expose, check_expose, undo_expose },
+		{ "REVOKE", prep_revoke, call_revoke, NULL, undo_revoke },
+		{ "CLOSE conn", prep_close_conn, call_close_conn, NULL, undo_close_conn },
+		{ "CLOSE listener", prep_close_listener, call_close_listener, NULL,
+		  undo_close_listener },
+	};
+	unsigned int i;
+	const char *why;
+
+	(void)argc;
+	if (argv[1])
+		addr4 = argv[1];
+	ksft_print_header();
+	if (access(DEVPATH, F_OK))
+		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
+	why = fi_setup();
+	if (why)
+		ksft_exit_skip("%s\n", why);
+	if (setup())
+		ksft_exit_fail_msg("setting up a connection on %s failed: %s\n", addr4,
+				   strerror(errno));
+	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) + 1);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		sweep(&paths[i]);
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct path p = { ops[i].name, NULL, call_submit, check_submit, undo_submit };
+
+		op_kind = ops[i].op;
+		sweep(&p);
+	}
+	ksft_test_result(works_after(), "works_after\n");
+	close(s.cli);
+	close(s.srv);
+	ksft_finished();
+}
