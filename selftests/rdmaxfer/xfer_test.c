@@ -1791,6 +1791,111 @@ TEST_F(xfer, revoke_window)
 				      0, 4096, 0), &ev);
 }
 
+/* Slab memory of the whole system, in KiB (/proc/meminfo), or -1. */
+static long slab_kib(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * MR churn: EXPOSE and REVOKE on one connection, RDMAXFER_CHURN times
+ * (default 100,000: past any 16-bit index of ids, MR pool entries or keys;
+ * ~19 s on 6.1 under TCG.  5,000 on a kernel with kmemleak, i.e. the debug
+ * kernel, where KASAN makes each cycle ~10 times slower and kmemleak finds
+ * a leak of a single cycle).  Every cycle's WINDOW and WINDOW_REVOKED reach
+ * the peer, every 500th window carries a checked WRITE, nothing fails, and
+ * the windows and slab memory do not grow (measured: +528 KiB over 100,000
+ * cycles, the same as over 1,000).
+ */
+struct churn_count {
+	unsigned long adverts, revokes, bad;
+};
+
+/*
+ * Reap the client's events and count them; wait (up to EVENT_TMO) until
+ * the WINDOW event of window win if win is not 0, else take what is there.
+ */
+static int churn_reap(int fd, struct churn_count *cc, __u32 win)
+{
+	struct rdmaxfer_completion c[32];
+	int k, m, seen = !win;
+
+	while ((m = reap_raw(fd, c, 32, seen ? 0 : EVENT_TMO)) > 0) {
+		for (k = 0; k < m; k++) {
+			cc->adverts += c[k].opcode == RDMAXFER_EVENT_WINDOW;
+			cc->revokes += c[k].opcode == RDMAXFER_EVENT_WINDOW_REVOKED;
+			cc->bad += c[k].status != 0;
+			seen |= c[k].opcode == RDMAXFER_EVENT_WINDOW && c[k].window_id == win;
+		}
+	}
+	return seen;
+}
+
+TEST_F_TIMEOUT(xfer, expose_revoke_churn, 3600)
+{
+	const char *e = getenv("RDMAXFER_CHURN");
+	unsigned long n = e ? strtoul(e, NULL, 0) :
+			  access("/sys/kernel/debug/kmemleak", F_OK) ? 100000 : 5000, i;
+	struct churn_count cc = { 0 };
+	struct rdmaxfer_completion ev;
+	struct rdmaxfer_stats st;
+	__u32 win, last_win = 0;
+	long slab0, slab1;
+	__s64 t0, t;
+
+	ASSERT_EQ(0, do_revoke(self->srv, self->win));	/* the fixture's window */
+	slab0 = slab_kib();
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		__u64 off = (i % 256) * 4096;
+
+		ASSERT_EQ(0, do_expose(self->srv, self->sconn, self->sbuf, off, 4096,
+				       RDMAXFER_REMOTE_WRITE, &win))
+			TH_LOG("EXPOSE #%lu", i);
+		ASSERT_NE(last_win, win) TH_LOG("EXPOSE #%lu reused the window id", i);
+		last_win = win;
+		if (i % 500 == 0) {
+			ASSERT_TRUE(churn_reap(self->cli, &cc, win))
+				TH_LOG("no WINDOW event for window #%lu", i);
+			fill(self->cmem, 4096, i);
+			run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf,
+						      0, win, 0, 4096, 0), &ev);
+			ASSERT_EQ(-1, first_diff(self->smem + off, self->cmem, 4096))
+				TH_LOG("WRITE through window #%lu", i);
+		}
+		ASSERT_EQ(0, do_revoke(self->srv, win)) TH_LOG("REVOKE #%lu", i);
+		/* the peer reaps as it goes (unreaped peer events hold credits) */
+		churn_reap(self->cli, &cc, 0);
+	}
+	t = now_ns() - t0;
+	/* the last ones may still be on their way; the fixture's REVOKE counts too */
+	while (cc.adverts + cc.revokes < 2 * n + 1 && now_ns() - t0 - t < EVENT_TMO) {
+		usleep(10000);
+		churn_reap(self->cli, &cc, 0);
+	}
+	slab1 = slab_kib();
+	TH_LOG("%lu EXPOSE/REVOKE cycles in %.1f s (%.0f/s); slab %ld -> %ld KiB", n,
+	       t / 1e9, n / (t / 1e9), slab0, slab1);
+	EXPECT_EQ(n, cc.adverts);
+	EXPECT_EQ(n + 1, cc.revokes);
+	EXPECT_EQ(0, cc.bad);
+	ASSERT_EQ(0, get_stats(self->srv, &st));
+	EXPECT_EQ(0, st.num_windows);
+	/* a leak of 64 bytes a cycle shows past 20,000 cycles; below, kmemleak's job */
+	if (n >= 20000)
+		EXPECT_GT((long)(n * 64 / 1024), slab1 - slab0);
+}
+
 /* Revoke while the peer hammers the window: every op completes exactly once. */
 TEST_F_TIMEOUT(xfer, revoke_with_ops_in_flight, 60)
 {
