@@ -42,6 +42,13 @@
  *                      the first connection (the control) must work.
  *                      Exit 0 refused, 1 the READ went through, 2 setup
  *                      (or the control READ failed).
+ *   keysweep           a revoked window's rkey with each of its 256 key
+ *                      bytes, and READ/WRITE past the end of a window with
+ *                      its valid rkey, each on a fresh connection: all must
+ *                      fail, the server's memory must stay as a connection
+ *                      kept open all along wrote it, and that connection
+ *                      must still work.  Exit 0 all refused, 1 one went
+ *                      through (or the memory changed), 2 setup.
  *   advflood           advertises 300 valid one-segment windows, with
  *                      distinct ids, as fast as its credits allow (the
  *                      server returns them as it reaps the events): a peer
@@ -449,12 +456,12 @@ static uint32_t server_window(struct peer *pr)
 }
 
 /*
- * RDMA READ len bytes at (addr, rkey) on pr's QP into the send buffer.
- * Returns 0 on success, 1 if the READ completed with an error (its status
- * in *st), -1 if it could not be posted or never completed.
+ * RDMA READ (or WRITE) len bytes at (addr, rkey) on pr's QP into (from) the
+ * send buffer.  Returns 0 on success, 1 if it completed with an error (its
+ * status in *st), -1 if it could not be posted or never completed.
  */
-static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len,
-		     enum ibv_wc_status *st)
+static int rdma_op(struct peer *pr, enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey,
+		   uint32_t len, enum ibv_wc_status *st)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)SEND_BUF(pr),
@@ -465,7 +472,7 @@ static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len
 		.wr_id = WR_READ,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ,
+		.opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
 	}, *bad;
@@ -474,7 +481,8 @@ static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len
 	int n;
 
 	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
-		msg("ibv_post_send (READ): %s", strerror(errno));
+		msg("ibv_post_send (RDMA %s): %s", op == IBV_WR_RDMA_READ ? "READ" : "WRITE",
+		    strerror(errno));
 		return -1;
 	}
 	while (now_ms() < end) {
@@ -490,8 +498,15 @@ static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len
 		*st = wc.status;
 		return wc.status == IBV_WC_SUCCESS ? 0 : 1;
 	}
-	msg("the READ did not complete in %d ms", STEP_TIMEOUT_MS);
+	msg("the RDMA %s did not complete in %d ms", op == IBV_WR_RDMA_READ ? "READ" : "WRITE",
+	    STEP_TIMEOUT_MS);
 	return -1;
+}
+
+static int rdma_read(struct peer *pr, uint64_t addr, uint32_t rkey, uint32_t len,
+		     enum ibv_wc_status *st)
+{
+	return rdma_op(pr, IBV_WR_RDMA_READ, addr, rkey, len, st);
 }
 
 /* advaddr: the addresses of the ADVERT say nothing about the server's memory */
@@ -693,6 +708,117 @@ static int cross_read(struct peer *a, struct peer *b, const char *addr, const ch
 	return EXIT_GOOD;
 }
 
+static void teardown(struct peer *pr);
+
+/*
+ * One probe on a fresh connection to the server: op with len bytes at the
+ * window's first segment address + off, with rkey (or, if use_own, the
+ * connection's own valid rkey); the probe must fail.  *own gets that
+ * connection's valid rkey.  Returns EXIT_GOOD (refused), EXIT_GAVE_AWAY
+ * (it went through), EXIT_SETUP.
+ */
+static int probe(const char *addr, const char *port, enum ibv_wr_opcode op, uint64_t off,
+		 uint32_t len, uint32_t rkey, bool use_own, uint32_t *own)
+{
+	static struct rwin rw;
+	struct peer b = { 0 };
+	enum ibv_wc_status st;
+	int r, ret = EXIT_SETUP;
+
+	if (setup(&b, addr, port) || !server_window_parse(&b, &rw))
+		goto out;
+	*own = rw.segs[0].rkey;
+	if (use_own)
+		rkey = *own;
+	else if (rkey == *own) {
+		ret = EXIT_GOOD;	/* that variant is this connection's valid key */
+		goto out;
+	}
+	memset(SEND_BUF(&b), 0xee, len);
+	r = rdma_op(&b, op, rw.segs[0].addr + off, rkey, len, &st);
+	if (r < 0)
+		goto out;
+	if (!r) {
+		msg("RDMA %s of %u bytes at +%" PRIu64 " with rkey 0x%x (valid: 0x%x, window %" PRIu64 " bytes) went through",
+		    op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len, off, rkey, *own, rw.length);
+		ret = EXIT_GAVE_AWAY;
+		goto out;
+	}
+	ret = EXIT_GOOD;
+out:
+	teardown(&b);
+	return ret;
+}
+
+/*
+ * keysweep: a window that is gone stays gone for every key variant, and a
+ * window's bounds hold.  C (kept open all along) writes a pattern over the
+ * first 4 KiB of the server's one buffer.  A connects, notes its window's
+ * rkey and leaves: the server revokes that window when the connection
+ * ends.  Then, each on a fresh connection (a remote access error kills the
+ * QP) whose own window maps the same memory: a WRITE of 8 bytes with the
+ * old rkey's index and each of the 256 values of its key byte (what
+ * ib_inc_rkey() walks; the one that is the connection's own valid key is
+ * skipped); with the valid key, a READ one byte past the window's end and a
+ * WRITE straddling it.  Every probe must fail; C reads its pattern back
+ * unchanged, its connection unaffected.
+ */
+static int key_sweep(struct peer *c, const char *addr, const char *port)
+{
+	static struct rwin rw, rwa;
+	struct peer a = { 0 };
+	enum ibv_wc_status st;
+	uint32_t old, own = 0, k, skipped = 0;
+	int r, ret;
+	unsigned int i;
+
+	if (!server_window_parse(c, &rw) || rw.length < 4096)
+		return EXIT_SETUP;
+	for (i = 0; i < 4096; i++)
+		SEND_BUF(c)[i] = (uint8_t)(i * 7 + 3);
+	if (rdma_op(c, IBV_WR_RDMA_WRITE, rw.segs[0].addr, rw.segs[0].rkey, 4096, &st)) {
+		msg("C's pattern WRITE failed");
+		return EXIT_SETUP;
+	}
+	if (setup(&a, addr, port) || !server_window_parse(&a, &rwa)) {
+		teardown(&a);
+		return EXIT_SETUP;
+	}
+	old = rwa.segs[0].rkey;
+	teardown(&a);
+	usleep(200000);		/* the server's teardown of A */
+
+	for (k = 0; k < 256; k++) {
+		ret = probe(addr, port, IBV_WR_RDMA_WRITE, 0, 8, (old & ~0xffu) | k, false, &own);
+		if (ret != EXIT_GOOD)
+			return ret;
+		skipped += ((old & ~0xffu) | k) == own;
+	}
+	msg("the revoked rkey 0x%x refused with all 256 key bytes (%u skipped: the probing connection's own key)",
+	    old, skipped);
+	ret = probe(addr, port, IBV_WR_RDMA_READ, rw.length, 1, 0, true, &own);
+	if (ret == EXIT_GOOD)
+		ret = probe(addr, port, IBV_WR_RDMA_WRITE, rw.length - 4, 8, 0, true, &own);
+	if (ret != EXIT_GOOD)
+		return ret;
+	msg("READ past the end and WRITE across it refused");
+
+	memset(SEND_BUF(c), 0, 4096);
+	r = rdma_read(c, rw.segs[0].addr, rw.segs[0].rkey, 4096, &st);
+	if (r) {
+		msg("C's READ failed after the sweep: %s", r > 0 ? ibv_wc_status_str(st) : "not completed");
+		return EXIT_GAVE_AWAY;
+	}
+	for (i = 0; i < 4096; i++) {
+		if (SEND_BUF(c)[i] != (uint8_t)(i * 7 + 3)) {
+			msg("the server's memory changed at byte %u", i);
+			return EXIT_GAVE_AWAY;
+		}
+	}
+	msg("the server's memory is unchanged and C still works");
+	return EXIT_GOOD;
+}
+
 /* Build the malformed message of mode into the send buffer; its length. */
 static int build(uint8_t *m, uint32_t server_win)
 {
@@ -803,7 +929,7 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = {
 		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid",
-		"advaddr", "crossread", "advflood", NULL
+		"advaddr", "crossread", "advflood", "keysweep", NULL
 	};
 	struct peer pr = { 0 }, pr2 = { 0 };
 	uint32_t win;
@@ -811,7 +937,7 @@ int main(int argc, char **argv)
 
 	if (argc < 4 || argc != (argc > 3 && !strcmp(argv[3], "crossread") ? 5 : 4)) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood|keysweep\n"
 			"       evil_peer ADDR PORT crossread PORT2\n");
 		return EXIT_SETUP;
 	}
@@ -834,6 +960,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "advflood")) {
 		ret = adv_flood(&pr);
+		goto out;
+	}
+	if (!strcmp(mode, "keysweep")) {
+		ret = key_sweep(&pr, argv[1], argv[2]);
 		goto out;
 	}
 	win = server_window(&pr);

@@ -52,7 +52,7 @@ kmsg_mark
 # 3 checks per mode, the control case and the kernel log
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 6))
+ktap_plan $(($# * 3 + 8))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -128,7 +128,23 @@ else
 fi
 ktap_result "servers_unaffected_by_cross_read" $r
 
-# (e) a peer may expose at most 256 windows to one connection
+# (e) a revoked window's rkey fails with all 256 key bytes, READ past a
+# window's end and WRITE across it fail; the memory stays as written
+run evil_keysweep timeout 600 "$EVIL" $ADDR $PORT keysweep
+[ $rc -eq 0 ] || { ktap_diag "evil_peer keysweep exited $rc"; show evil_keysweep.out evil_keysweep.err; }
+ktap_diag "$(cat "$tmp/evil_keysweep.err" 2>/dev/null)"
+ktap_result "revoked_rkey_and_bounds_refused" $rc
+r=1
+if kill -0 "$srv" 2>/dev/null; then
+	run send_after_sweep timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
+	r=$rc
+	[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show send_after_sweep.out send_after_sweep.err; }
+else
+	ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
+fi
+ktap_result "server_unaffected_by_key_sweep" $r
+
+# (f) a peer may expose at most 256 windows to one connection
 run evil_advflood timeout 120 "$EVIL" $ADDR $PORT advflood
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advflood exited $rc"; show evil_advflood.out evil_advflood.err; }
 ktap_result "peer_windows_bounded_per_connection" $rc
@@ -138,7 +154,7 @@ wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (f) the kernel log (since our marker) has no WARNING or BUG
+# (g) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
