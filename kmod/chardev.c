@@ -811,27 +811,45 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
  * Tear down every object of a closing file: listeners and connections
  * first (which completes every operation in flight and releases the
  * windows), then whatever is left (buffers, windows of dead connections).
+ *
+ * No ioctl runs any more, but work items still do: the teardown of a
+ * connection a listener queued (published, never accepted) removes its id
+ * and may free it at any moment.  So each entry is looked up again with a
+ * reference (the id leaves the table before the table's reference is put)
+ * before it is touched.
  */
+static void rdmaxfer_release_one(struct rdmaxfer_obj *obj)
+{
+	if (obj->type == RDMAXFER_OBJ_LISTENER)
+		rdmaxfer_listener_close(container_of(obj, struct rdmaxfer_listener, l_obj));
+	else if (obj->type == RDMAXFER_OBJ_CONN)
+		rdmaxfer_conn_teardown(container_of(obj, struct rdmaxfer_conn, c_obj),
+				       -ECANCELED);
+}
+
 static void rdmaxfer_release_objects(struct rdmaxfer_file *rf)
 {
 	struct rdmaxfer_obj *obj;
 	unsigned long id;
 	u32 pass;
+	bool first;
 
 	for (pass = 0; pass < 2; pass++) {
 		xa_for_each(&rf->rf_objs, id, obj) {
-			bool first = obj->type == RDMAXFER_OBJ_LISTENER ||
-				     obj->type == RDMAXFER_OBJ_CONN;
-
-			if (first != !pass || !rdmaxfer_obj_remove(obj))
+			xa_lock(&rf->rf_objs);
+			obj = xa_load(&rf->rf_objs, id);
+			if (obj && !kref_get_unless_zero(&obj->ref))
+				obj = NULL;
+			xa_unlock(&rf->rf_objs);
+			if (!obj)
 				continue;
-			if (obj->type == RDMAXFER_OBJ_LISTENER)
-				rdmaxfer_listener_close(container_of(obj, struct rdmaxfer_listener,
-								     l_obj));
-			else if (obj->type == RDMAXFER_OBJ_CONN)
-				rdmaxfer_conn_teardown(container_of(obj, struct rdmaxfer_conn,
-								    c_obj), -ECANCELED);
-			rdmaxfer_obj_put(obj);
+			first = obj->type == RDMAXFER_OBJ_LISTENER ||
+				obj->type == RDMAXFER_OBJ_CONN;
+			if (first == !pass && rdmaxfer_obj_remove(obj)) {
+				rdmaxfer_release_one(obj);
+				rdmaxfer_obj_put(obj);		/* the table's */
+			}
+			rdmaxfer_obj_put(obj);			/* ours */
 		}
 	}
 }
