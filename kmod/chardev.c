@@ -227,7 +227,7 @@ out:
  * rdmaxfer_obj_get - look an id up and take a reference
  * @rf: the file
  * @id: the id
- * @type: the expected enum rdmaxfer_obj_type
+ * @type: the expected enum rdmaxfer_obj_type, or 0 for any
  *
  * Context: any context that may take a spinlock.
  * Return: the object (cast to its type by the caller), or NULL.
@@ -238,7 +238,7 @@ void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type)
 
 	xa_lock(&rf->rf_objs);
 	obj = xa_load(&rf->rf_objs, id);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+	if (obj && ((type && obj->type != type) || !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	xa_unlock(&rf->rf_objs);
 	return obj;
@@ -836,11 +836,7 @@ static void rdmaxfer_release_objects(struct rdmaxfer_file *rf)
 
 	for (pass = 0; pass < 2; pass++) {
 		xa_for_each(&rf->rf_objs, id, obj) {
-			xa_lock(&rf->rf_objs);
-			obj = xa_load(&rf->rf_objs, id);
-			if (obj && !kref_get_unless_zero(&obj->ref))
-				obj = NULL;
-			xa_unlock(&rf->rf_objs);
+			obj = rdmaxfer_obj_get(rf, id, 0);
 			if (!obj)
 				continue;
 			first = obj->type == RDMAXFER_OBJ_LISTENER ||
