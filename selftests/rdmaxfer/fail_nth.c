@@ -214,9 +214,12 @@ static int setup(void)
 	s.cmem = map_anon(BUF_LEN);
 	if (s.srv < 0 || s.cli < 0 || !s.smem || !s.cmem)
 		return -1;
+	/* touched: REG_BUF's pinning allocates no page on the paths swept */
+	memset(s.smem, 0, BUF_LEN);
+	memset(s.cmem, 0, BUF_LEN);
 	if (do_listen(s.srv, mkaddr(addr4, 0), 16, &s.lid, &s.port) ||
-	    do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &s.cconn) ||
-	    do_accept(s.srv, s.lid, CALL_TMO, &s.sconn) ||
+	    do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &s.cconn, NULL) ||
+	    do_accept(s.srv, s.lid, CALL_TMO, &s.sconn, NULL) ||
 	    reg_buf(s.srv, s.smem, BUF_LEN, access, &s.sbuf) ||
 	    reg_buf(s.cli, s.cmem, BUF_LEN, access, &s.cbuf) ||
 	    do_expose(s.srv, s.sconn, s.sbuf, 0, BUF_LEN,
@@ -391,8 +394,8 @@ static int undo_listen(int err)
 
 	if (err)
 		return 0;
-	ok = !do_connect(s.cli, mkaddr(addr4, made_port), CALL_TMO, &tmp_conn);
-	ok = ok && !do_accept(s.srv, made, CALL_TMO, &tmp_sconn) &&
+	ok = !do_connect(s.cli, mkaddr(addr4, made_port), CALL_TMO, &tmp_conn, NULL);
+	ok = ok && !do_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
 	     send_works(tmp_conn, tmp_sconn);
 	if (!ok)
 		ksft_print_msg("LISTEN: the listener it made does not work\n");
@@ -405,7 +408,7 @@ static int undo_listen(int err)
 
 static int call_connect(void)
 {
-	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &made);
+	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &made, NULL);
 }
 
 /*
@@ -418,14 +421,14 @@ static int undo_connect(int err)
 	__u32 id;
 
 	if (!err) {
-		ok = !do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn) &&
+		ok = !do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL) &&
 		     send_works(made, tmp_sconn);
 		if (!ok)
 			ksft_print_msg("CONNECT: the connection it made does not work\n");
 		do_close(s.cli, made);
 		do_close(s.srv, tmp_sconn);
 	}
-	while (!do_accept(s.srv, s.lid, 0, &id))
+	while (!do_accept(s.srv, s.lid, 0, &id, NULL))
 		do_close(s.srv, id);
 	drain(0);
 	return !ok;
@@ -433,12 +436,12 @@ static int undo_connect(int err)
 
 static int prep_accept(void)
 {
-	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn);
+	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn, NULL);
 }
 
 static int call_accept(void)
 {
-	return do_accept(s.srv, s.lid, CALL_TMO, &made);
+	return do_accept(s.srv, s.lid, CALL_TMO, &made, NULL);
 }
 
 static int undo_accept(int err)
@@ -447,7 +450,7 @@ static int undo_accept(int err)
 	__u32 id;
 
 	/* a failed ACCEPT may have kept the connection queued, or dropped it */
-	while (!do_accept(s.srv, s.lid, 0, &id))
+	while (!do_accept(s.srv, s.lid, 0, &id, NULL))
 		do_close(s.srv, id);
 	do_close(s.cli, tmp_conn);
 	drain(0);
@@ -595,9 +598,9 @@ static int undo_submit(int err)
 
 static int prep_close_conn(void)
 {
-	if (do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn))
+	if (do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn, NULL))
 		return -1;
-	return do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn);
+	return do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL);
 }
 
 static int call_close_conn(void)

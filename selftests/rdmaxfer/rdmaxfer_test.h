@@ -50,11 +50,10 @@ static inline struct rdmaxfer_addr mkaddr(const char *host, __u16 port)
 	return a;
 }
 
-/* Anonymous memory, page aligned and touched (no fault on first use); NULL on failure. */
+/* Anonymous memory, page aligned; NULL on failure. */
 static inline unsigned char *map_anon(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -73,23 +72,31 @@ static inline int do_listen(int fd, struct rdmaxfer_addr addr, __u32 backlog, __
 	return ret;
 }
 
-static inline int do_connect(int fd, struct rdmaxfer_addr addr, __s64 tmo, __u32 *id)
+/* CONNECT; *reason (if given) is the peer's reject reason. */
+static inline int do_connect(int fd, struct rdmaxfer_addr addr, __s64 tmo, __u32 *id,
+			     __u32 *reason)
 {
 	struct rdmaxfer_connect c = { .size = sizeof(c), .addr = addr, .timeout_ns = tmo };
 	int ret = xioctl(fd, RDMAXFER_IOC_CONNECT, &c);
 
+	if (reason)
+		*reason = c.reject_reason;
 	if (!ret)
 		*id = c.conn_id;
 	return ret;
 }
 
-static inline int do_accept(int fd, __u32 lid, __s64 tmo, __u32 *id)
+/* ACCEPT; *peer (if given) is the peer's address. */
+static inline int do_accept(int fd, __u32 lid, __s64 tmo, __u32 *id, struct rdmaxfer_addr *peer)
 {
 	struct rdmaxfer_accept a = { .size = sizeof(a), .listen_id = lid, .timeout_ns = tmo };
 	int ret = xioctl(fd, RDMAXFER_IOC_ACCEPT, &a);
 
-	if (!ret)
+	if (!ret) {
 		*id = a.conn_id;
+		if (peer)
+			*peer = a.peer;
+	}
 	return ret;
 }
 

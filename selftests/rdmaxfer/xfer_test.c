@@ -40,15 +40,12 @@
 #include <linux/rdmaxfer.h>
 
 #include "kselftest_harness.h"
+#include "rdmaxfer_test.h"
 
-#define DEVPATH "/dev/" RDMAXFER_DEVNAME
-#define U64_PTR(p) ((__u64)(uintptr_t)(p))
 #define ULL(x) ((unsigned long long)(x))
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
-#define MS 1000000LL
-#define SEC 1000000000LL
 
 /* Generous: TCG moves rxe data at tens of MB/s and schedules unevenly. */
 #define EVENT_TMO (10 * SEC)
@@ -64,33 +61,6 @@ static const char *test_addr6 = "2001:db8::1";
 /* ---------------------------------------------------------------------- */
 /* small helpers                                                           */
 
-/* Issue an ioctl and return 0 or the errno it failed with. */
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? errno : 0;
-}
-
-static __s64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__s64)ts.tv_sec * SEC + ts.tv_nsec;
-}
-
-static struct rdmaxfer_addr mkaddr(const char *host, __u16 port)
-{
-	struct rdmaxfer_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.port = port;
-	if (inet_pton(AF_INET, host, a.addr) == 1)
-		a.family = AF_INET;
-	else if (inet_pton(AF_INET6, host, a.addr) == 1)
-		a.family = AF_INET6;
-	return a;
-}
-
 static int addr_is(const struct rdmaxfer_addr *a, const char *host)
 {
 	struct rdmaxfer_addr b = mkaddr(host, 0);
@@ -98,14 +68,6 @@ static int addr_is(const struct rdmaxfer_addr *a, const char *host)
 	if (a->family != b.family)
 		return 0;
 	return !memcmp(a->addr, b.addr, a->family == AF_INET ? 4 : 16);
-}
-
-/* Anonymous memory, page aligned, never NULL on success. */
-static unsigned char *map_anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
 }
 
 /* A reproducible pseudo-random pattern; different seeds never look alike. */
@@ -143,103 +105,6 @@ static long long first_diff(const void *a, const void *b, size_t len)
 	return -1;
 }
 
-static int do_listen(int fd, struct rdmaxfer_addr addr, __u32 backlog, __u32 *id, __u16 *port)
-{
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = addr, .backlog = backlog };
-	int ret = xioctl(fd, RDMAXFER_IOC_LISTEN, &l);
-
-	if (!ret) {
-		*id = l.listen_id;
-		if (port)
-			*port = l.addr.port;
-	}
-	return ret;
-}
-
-static int do_connect(int fd, struct rdmaxfer_addr addr, __s64 tmo, __u32 *id, __u32 *reason)
-{
-	struct rdmaxfer_connect c = { .size = sizeof(c), .addr = addr, .timeout_ns = tmo };
-	int ret = xioctl(fd, RDMAXFER_IOC_CONNECT, &c);
-
-	if (reason)
-		*reason = c.reject_reason;
-	if (!ret)
-		*id = c.conn_id;
-	return ret;
-}
-
-static int do_accept(int fd, __u32 lid, __s64 tmo, __u32 *id, struct rdmaxfer_addr *peer)
-{
-	struct rdmaxfer_accept a = { .size = sizeof(a), .listen_id = lid, .timeout_ns = tmo };
-	int ret = xioctl(fd, RDMAXFER_IOC_ACCEPT, &a);
-
-	if (!ret) {
-		*id = a.conn_id;
-		if (peer)
-			*peer = a.peer;
-	}
-	return ret;
-}
-
-static int do_close(int fd, __u32 id)
-{
-	struct rdmaxfer_close c = { .size = sizeof(c), .id = id };
-
-	return xioctl(fd, RDMAXFER_IOC_CLOSE, &c);
-}
-
-static int reg_buf(int fd, const void *addr, __u64 len, __u32 access, __u32 *id)
-{
-	struct rdmaxfer_reg_buf r = {
-		.size = sizeof(r), .addr = U64_PTR(addr), .length = len, .access = access,
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_REG_BUF, &r);
-
-	if (!ret && id)
-		*id = r.buf_id;
-	return ret;
-}
-
-static int dereg_buf(int fd, __u32 id)
-{
-	struct rdmaxfer_dereg_buf d = { .size = sizeof(d), .buf_id = id };
-
-	return xioctl(fd, RDMAXFER_IOC_DEREG_BUF, &d);
-}
-
-static int do_expose(int fd, __u32 conn, __u32 buf, __u64 off, __u64 len, __u32 access, __u32 *win)
-{
-	struct rdmaxfer_expose e = {
-		.size = sizeof(e), .conn_id = conn, .buf_id = buf, .offset = off,
-		.length = len, .access = access,
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_EXPOSE, &e);
-
-	if (!ret && win)
-		*win = e.window_id;
-	return ret;
-}
-
-static int do_revoke(int fd, __u32 win)
-{
-	struct rdmaxfer_revoke r = { .size = sizeof(r), .window_id = win };
-
-	return xioctl(fd, RDMAXFER_IOC_REVOKE, &r);
-}
-
-/* SUBMIT; *posted (if given) is the count the kernel says it posted. */
-static int submit_n(int fd, struct rdmaxfer_op *ops, __u32 n, __u32 *posted)
-{
-	struct rdmaxfer_submit s = {
-		.size = sizeof(s), .count = n, .op_size = sizeof(*ops), .ops = U64_PTR(ops),
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_SUBMIT, &s);
-
-	if (posted)
-		*posted = s.count;
-	return ret;
-}
-
 static int submit(int fd, struct rdmaxfer_op *ops, __u32 n)
 {
 	return submit_n(fd, ops, n, NULL);
@@ -253,35 +118,11 @@ static int query_conn(int fd, __u32 id, struct rdmaxfer_conn_info *ci)
 	return xioctl(fd, RDMAXFER_IOC_QUERY_CONN, ci);
 }
 
-static int get_stats(int fd, struct rdmaxfer_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return xioctl(fd, RDMAXFER_IOC_STATS, st);
-}
-
 static int get_info(int fd, struct rdmaxfer_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	return xioctl(fd, RDMAXFER_IOC_GET_INFO, info);
-}
-
-static struct rdmaxfer_op mkop(__u16 opcode, __u32 conn, __u32 buf, __u64 boff,
-			       __u32 win, __u64 roff, __u64 len, __u64 user_data)
-{
-	struct rdmaxfer_op op;
-
-	memset(&op, 0, sizeof(op));
-	op.opcode = opcode;
-	op.conn_id = conn;
-	op.buf_id = buf;
-	op.buf_offset = boff;
-	op.window_id = win;
-	op.remote_offset = roff;
-	op.length = len;
-	op.user_data = user_data;
-	return op;
 }
 
 static void nop_handler(int sig)
