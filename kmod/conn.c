@@ -51,6 +51,21 @@
  * the peer's windows, destroys the QP, gives back the CQs, destroys the
  * cm_id and detaches from the device.
  *
+ * Dead peers.  A peer whose host died, or whose link is cut, answers
+ * nothing: a busy connection learns it from its own work requests, whose
+ * transport retries run out (IB_WC_RETRY_EXC_ERR: -ETIMEDOUT); an idle one
+ * would never learn it, so every established connection posts a keepalive
+ * probe every peer_timeout_ms / 2 (when none is still on the send queue):
+ * a zero-length RDMA WRITE, which the peer's adapter acknowledges without
+ * its software, a receive buffer or a credit (a zero-length RDMA operation
+ * names no memory: its rkey is not checked, IBTA C9-88), so it works when
+ * the control channel is out of credits and costs the peer nothing.  The
+ * QP's local ACK timeout is set so that the first try and its
+ * RDMAXFER_RETRY_COUNT retries take at most the other half: a peer that
+ * stops answering is detected within peer_timeout_ms, and a link cut
+ * shorter than the retries (about peer_timeout_ms / 2) is not noticed.
+ * The send queue keeps a spare WR for the probe, as for the drain.
+ *
  * Posting from ioctls (SUBMIT, EXPOSE, REVOKE) happens between
  * rdmaxfer_post_begin() and rdmaxfer_post_end(), a read lock that teardown
  * takes for write once after marking the connection down, so no ioctl
@@ -74,6 +89,24 @@
 
 #define RDMAXFER_RESOLVE_MS	5000
 #define RDMAXFER_RD_ATOM	16
+/* local ACK timeouts, as IB encodes them: 4.096 us * 2^t (67 ms, 69 s) */
+#define RDMAXFER_ACK_TIMEOUT_MIN	14
+#define RDMAXFER_ACK_TIMEOUT_MAX	24
+
+static unsigned int peer_timeout_ms = RDMAXFER_PEER_TIMEOUT_MS;
+
+static int rdmaxfer_set_peer_timeout(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, RDMAXFER_PEER_TIMEOUT_MAX_MS);
+}
+
+static const struct kernel_param_ops rdmaxfer_peer_timeout_ops = {
+	.set = rdmaxfer_set_peer_timeout,
+	.get = param_get_uint,
+};
+module_param_cb(peer_timeout_ms, &rdmaxfer_peer_timeout_ops, &peer_timeout_ms, 0644);
+MODULE_PARM_DESC(peer_timeout_ms,
+		 "a connection whose peer stops answering fails within this many ms (0: no keepalive, rdma_cm's ACK timeout; 1000..3600000; default 10000; for new connections)");
 
 /* --- addresses ----------------------------------------------------------- */
 
@@ -664,7 +697,7 @@ static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	ct->ct_req = NULL;
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		rdmaxfer_conn_fail(conn, -EIO);
+		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 	rdmaxfer_ctrl_put(conn, ct);
 	if (req)
 		rdmaxfer_req_wc(req, wc->status);
@@ -681,6 +714,95 @@ static void rdmaxfer_qp_event(struct ib_event *ev, void *ctx)
 	if (ev->event == IB_EVENT_QP_FATAL || ev->event == IB_EVENT_QP_ACCESS_ERR ||
 	    ev->event == IB_EVENT_QP_REQ_ERR)
 		rdmaxfer_conn_fail(conn, -EIO);
+}
+
+/* --- dead peers ------------------------------------------------------------ */
+
+/*
+ * The local ACK timeout for a bound of @ms: the first try and
+ * RDMAXFER_RETRY_COUNT retries fit in @ms / 2 (10 s: 2^17, 537 ms a try).
+ */
+static u8 rdmaxfer_ack_timeout(unsigned int ms)
+{
+	u64 try_ns = div_u64((u64)ms * NSEC_PER_MSEC / 2, RDMAXFER_RETRY_COUNT + 1);
+	u64 units = max_t(u64, try_ns / 4096, 1);	/* 4.096 us */
+
+	return clamp_t(u32, ilog2(units), RDMAXFER_ACK_TIMEOUT_MIN, RDMAXFER_ACK_TIMEOUT_MAX);
+}
+
+/*
+ * Before rdma_connect() or rdma_accept(): read peer_timeout_ms once for this
+ * connection, set the QP's ACK timeout and the keepalive interval from it.
+ */
+static void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
+{
+	unsigned int ms = READ_ONCE(peer_timeout_ms);
+
+	if (!ms)
+		return;		/* rdma_cm's ACK timeout, no probes */
+	ms = max(ms, RDMAXFER_PEER_TIMEOUT_MIN_MS);
+	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
+	conn->c_ka_interval = msecs_to_jiffies(ms / 2);
+}
+
+/* Start the probes; called under c_lock when the connection comes up. */
+static void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	if (conn->c_ka_interval)
+		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
+}
+
+/*
+ * Post a probe unless one is still queued (it then proves the peer alive or
+ * fails on its own), and come back in c_ka_interval.  Teardown marks the
+ * connection down under c_lock before it cancels this work, so nothing is
+ * posted or queued after that.
+ */
+static void rdmaxfer_ka_work(struct work_struct *work)
+{
+	struct rdmaxfer_conn *conn = container_of(to_delayed_work(work), struct rdmaxfer_conn,
+						  c_ka_work);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &conn->c_ka_cqe,
+			.opcode = IB_WR_RDMA_WRITE,	/* no SGE: zero length */
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	int ret = 0;
+
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
+		if (!conn->c_ka_posted) {
+			ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
+			conn->c_ka_posted = !ret;
+		}
+		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
+	}
+	spin_unlock_bh(&conn->c_lock);
+	if (ret) {
+		pr_debug("conn %u: posting the keepalive failed (%d)\n", conn->c_obj.id, ret);
+		rdmaxfer_conn_fail(conn, ret);
+	}
+}
+
+/* Context: send CQ completion handler (softirq). */
+static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_ka_cqe);
+
+	spin_lock_bh(&conn->c_lock);
+	conn->c_ka_posted = false;
+	spin_unlock_bh(&conn->c_lock);
+	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	if (wc->status == IB_WC_RETRY_EXC_ERR)
+		pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
+				    conn->c_obj.id);
+	else
+		pr_debug("conn %u: keepalive: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
+	rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 }
 
 static void rdmaxfer_conn_down_work(struct work_struct *work)
@@ -733,6 +855,8 @@ static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	mutex_init(&conn->c_teardown_lock);
 	init_rwsem(&conn->c_post_sem);
 	INIT_WORK(&conn->c_down_work, rdmaxfer_conn_down_work);
+	INIT_DELAYED_WORK(&conn->c_ka_work, rdmaxfer_ka_work);
+	conn->c_ka_cqe.done = rdmaxfer_ka_done;
 	return conn;
 }
 
@@ -860,7 +984,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	conn->c_pd_held = true;
 	conn->c_max_msg = min_t(u32, pattr.max_msg_sz, SZ_1G);
 
-	conn->c_scq_size = RDMAXFER_SQ_WRS + 1 + 3 * RDMAXFER_RW_CTXS;
+	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE + 3 * RDMAXFER_RW_CTXS;
 	/* see "Queue pair" above for the two poll contexts */
 	conn->c_scq = ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->c_scq)) {
@@ -882,7 +1006,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->c_port;
-	attr.cap.max_send_wr = min_t(u32, RDMAXFER_SQ_WRS + 1, ib->attrs.max_qp_wr);
+	attr.cap.max_send_wr = min_t(u32, RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE, ib->attrs.max_qp_wr);
 	attr.cap.max_recv_wr = RDMAXFER_RECV_DEPTH + 1;
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
 	attr.cap.max_recv_sge = 1;
@@ -891,8 +1015,8 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	if (ret)
 		return ret;
 	conn->c_qp = id->qp;
-	/* rdma_rw added its WRs to max_send_wr; keep one for the drain */
-	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - 1;
+	/* rdma_rw added its WRs to max_send_wr; keep the drain's and the probe's */
+	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
 
 	for (i = 0; i < RDMAXFER_SEND_BUFS; i++) {
@@ -974,6 +1098,7 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_established);
+	cancel_delayed_work_sync(&conn->c_ka_work);	/* down: it no longer re-arms */
 
 	/*
 	 * Disconnect first: the QP goes to error, so a poster waiting for a
@@ -1037,8 +1162,10 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 	if (error)
 		cmpxchg(&conn->c_error, 0, error);
 	spin_lock_bh(&conn->c_lock);
-	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING)
+	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING) {
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		rdmaxfer_ka_start(conn);
+	}
 	spin_unlock_bh(&conn->c_lock);
 	complete_all(&conn->c_established);
 }
@@ -1052,7 +1179,8 @@ static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_pa
 	memset(param, 0, sizeof(*param));
 	param->responder_resources = min(a->max_qp_rd_atom, RDMAXFER_RD_ATOM);
 	param->initiator_depth = min(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM);
-	param->retry_count = 7;
+	/* finite everywhere: rxe retries forever at 7 (the RNR meaning) */
+	param->retry_count = RDMAXFER_RETRY_COUNT;
 	/* credits make RNR a protocol violation: retry a little, not forever */
 	param->rnr_retry_count = 6;
 	param->private_data = hello;
@@ -1077,6 +1205,7 @@ static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm
 		return ret;
 	rdmaxfer_conn_addrs(conn, id);
 	rdmaxfer_conn_params(conn, &param, &hello);
+	rdmaxfer_ka_init(conn, id);
 	return rdma_connect_locked(id, &param);
 }
 
@@ -1109,8 +1238,10 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	 * when ACCEPT won the race with the lines below).
 	 */
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_CONNECTING)
+	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		rdmaxfer_ka_start(conn);
+	}
 	spin_unlock_bh(&conn->c_lock);
 	/*
 	 * Complete now: the id names it (CLOSE may find it).  If the listener
@@ -1287,6 +1418,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 		goto reject_later;
 
 	rdmaxfer_conn_params(conn, &param, &hello);
+	rdmaxfer_ka_init(conn, id);
 	a = &conn->c_dev->rd_ib->attrs;
 	param.responder_resources = min3(a->max_qp_rd_atom, RDMAXFER_RD_ATOM,
 					 (int)ev->param.conn.initiator_depth);

@@ -76,6 +76,7 @@
 #define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
 #define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
 #define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
+#define RDMAXFER_SQ_SPARE	2	/* send WRs for the drain and the keepalive */
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
 #define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per window segment, at most */
 #define RDMAXFER_MAX_WIN_SEGS	((RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr) - \
@@ -95,6 +96,16 @@
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
 /* Windows one peer may have exposed to one connection (ADVERTs beyond: EPROTO). */
 #define RDMAXFER_MAX_RWINS	256
+
+/*
+ * Dead-peer detection (conn.c): transport retries after the first try (7
+ * would mean "forever" on rxe), the default bound (module parameter
+ * peer_timeout_ms), and its limits.
+ */
+#define RDMAXFER_RETRY_COUNT		6
+#define RDMAXFER_PEER_TIMEOUT_MS	10000
+#define RDMAXFER_PEER_TIMEOUT_MIN_MS	1000
+#define RDMAXFER_PEER_TIMEOUT_MAX_MS	3600000
 
 extern struct workqueue_struct *rdmaxfer_wq;
 
@@ -395,6 +406,7 @@ struct rdmaxfer_msg {
  * @c_err_cqe: cqe of unsignaled WRs that need no completion of their own
  *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
  *	an error reaches it, and fails the connection
+ * @c_ka_posted: a keepalive probe is on the send queue
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -407,6 +419,10 @@ struct rdmaxfer_msg {
  * @c_post_sem: held for read by ioctls while they post (see conn.c)
  * @c_torn_down: teardown has run
  * @c_down_work: tears the connection down after a CM event or an error
+ * @c_ka_work: posts a keepalive probe every @c_ka_interval while the
+ *	connection is established (see "Dead peers" in conn.c)
+ * @c_ka_cqe: the probe's completion
+ * @c_ka_interval: jiffies between probes; 0: no keepalive
  * @c_recvs: receive buffers
  * @c_sends: send buffers
  * @c_peer_ctrl_size: the peer's control buffer size
@@ -447,6 +463,7 @@ struct rdmaxfer_conn {
 	u32				c_rw_free;
 	struct list_head		c_sq_pieces;
 	struct ib_cqe			c_err_cqe;
+	bool				c_ka_posted;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
@@ -460,6 +477,9 @@ struct rdmaxfer_conn {
 	struct rw_semaphore		c_post_sem;
 	bool				c_torn_down;
 	struct work_struct		c_down_work;
+	struct delayed_work		c_ka_work;
+	struct ib_cqe			c_ka_cqe;
+	unsigned long			c_ka_interval;
 
 	struct rdmaxfer_ctrl		c_recvs[RDMAXFER_RECV_DEPTH];
 	struct rdmaxfer_ctrl		c_sends[RDMAXFER_SEND_BUFS];
@@ -652,6 +672,7 @@ int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);

@@ -54,7 +54,18 @@
 
 struct rdmaxfer_stats_k rdmaxfer_global_stats;
 
-static int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
+/**
+ * rdmaxfer_wc_errno - what a work completion status means to the user
+ * @conn: the connection of the work request
+ * @st: the status
+ *
+ * Transport retries exhausted is a peer that stopped answering (its host
+ * died, or the link is cut for longer than the retries last): -ETIMEDOUT.
+ *
+ * Context: any.
+ * Return: 0 or a negative errno.
+ */
+int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
 {
 	switch (st) {
 	case IB_WC_SUCCESS:
@@ -66,6 +77,7 @@ static int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
 	case IB_WC_REM_OP_ERR:
 		return -EREMOTEIO;
 	case IB_WC_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
 	case IB_WC_RNR_RETRY_EXC_ERR:
 		return -ECONNRESET;
 	default:

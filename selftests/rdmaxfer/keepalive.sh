@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# keepalive.sh - the dead-peer detection's probes, in one guest.
+#
+# Every established connection posts a zero-length RDMA WRITE every
+# peer_timeout_ms / 2 (module parameter; conn.c, "Dead peers"); its peer's
+# adapter acknowledges it.  Here both ends are on rxe0 (loopback), so the
+# peer never vanishes: what this checks is that the parameter is validated,
+# that idle connections do send probes (rxe0's packet counter grows, and does
+# not without them), and that probes neither break an idle connection nor
+# one moving data.  The peer that vanishes is pair/vanish.sh's.
+. "$(dirname "$0")/lib.sh"
+
+ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
+HELPER=$SELFTEST_DIR/xfer_helper
+PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
+NCONNS=4	# each is two established ends: 8 probing QPs
+IDLE=4		# seconds of idleness measured
+
+[ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
+command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
+[ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
+rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
+rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer"
+"$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
+[ -w "$PARAM" ] || ktap_skip_all "no $PARAM (a module without keepalive)"
+
+T=$(mktemp -d /tmp/keepalive.XXXXXX)
+saved=$(cat "$PARAM")
+pids=""
+
+restore()
+{
+	for p in $pids; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	echo "$saved" >"$PARAM"
+	rm -rf "$T"
+}
+trap restore EXIT
+
+# rxe0's packets sent (both ends of a loopback connection are on it)
+sent_pkts()
+{
+	rdma statistic show link rxe0/1 |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "sent_pkts") { print $(i + 1); exit } }'
+}
+
+# QPs of rxe0 in state RTS
+rts_qps()
+{
+	rdma res show qp link rxe0/1 2>/dev/null | grep -c 'state RTS'
+}
+
+# idle_packets NAME: park NCONNS connections (made with the current
+# peer_timeout_ms), wait until they are up; sets $pkts to the packets rxe0
+# sent in IDLE seconds and $rts to the QPs in RTS at the end; leaves them.
+idle_packets()
+{
+	"$HELPER" park "$ADDR" 0 "$NCONNS" >"$T/$1-park.log" 2>&1 &
+	pids="$pids $!"
+	wait_for "grep -q '^listening' '$T/$1-park.log'" 10
+	_port=$(sed -n 's/^listening //p' "$T/$1-park.log")
+	"$HELPER" conns "$ADDR" "${_port:-1}" "$NCONNS" >"$T/$1-conns.log" 2>&1 &
+	pids="$pids $!"
+	wait_for "grep -q '^connected' '$T/$1-conns.log'" 60
+	_n=$(sed -n 's/^connected //p' "$T/$1-conns.log")
+	[ "${_n:-0}" -eq "$NCONNS" ] || ktap_diag "$1: connected ${_n:-0} of $NCONNS"
+	_a=$(sent_pkts)
+	sleep "$IDLE"
+	_b=$(sent_pkts)
+	pkts=$((_b - _a))
+	rts=$(rts_qps)
+}
+
+stop_all()
+{
+	for p in $pids; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	pids=""
+}
+
+ktap_plan 4
+
+# 1. out of range or not a number: refused, the value stays
+r1=0
+echo 3600001 >"$PARAM" 2>/dev/null && r1=1
+echo 1x >"$PARAM" 2>/dev/null && r1=1
+echo -1 >"$PARAM" 2>/dev/null && r1=1
+ktap_check "param_rejects_bad_values" [ "$r1" -eq 0 ] && [ "$(cat "$PARAM")" = "$saved" ]
+
+# 2. probes flow on idle connections: off, then every 500 ms.  One probe is a
+#    request and an ACK, both sent by rxe0: 8 QPs * IDLE s * 2 probes/s * 2
+#    packets = 128; at least a quarter of that, and more than without.
+rts_before=$(rts_qps)
+echo 0 >"$PARAM"
+idle_packets off
+off_pkts=$pkts
+stop_all
+echo 1000 >"$PARAM"
+idle_packets on
+on_pkts=$pkts
+on_rts=$rts
+ktap_diag "rxe0 packets sent in $IDLE s by $NCONNS idle connections: keepalive off $off_pkts," \
+	"peer_timeout_ms=1000 $on_pkts"
+want=$((NCONNS * 2 * IDLE * 2 * 2 / 4))
+ktap_check "idle_connections_probe" [ "$on_pkts" -ge "$want" ] && [ "$on_pkts" -gt "$off_pkts" ]
+
+# 3. ... and stay up: the probes are acknowledged, not errors
+ktap_diag "QPs in RTS: $on_rts (before: $rts_before; want $((rts_before + 2 * NCONNS)))"
+ktap_check "idle_connections_stay_up" [ "$on_rts" -eq $((rts_before + 2 * NCONNS)) ]
+stop_all
+
+# 4. probes between the work requests of a busy connection: 4 s of WRITE
+#    and READ with 4 in flight, no error
+"$HELPER" serve "$ADDR" 0 4M >"$T/serve.log" 2>&1 &
+pids="$pids $!"
+wait_for "grep -q '^listening' '$T/serve.log'" 10
+port=$(sed -n 's/^listening \([0-9]*\)$/\1/p' "$T/serve.log")
+"$HELPER" blast "$ADDR" "${port:-1}" 4M >"$T/blast.log" 2>&1 &
+blast=$!
+pids="$pids $blast"
+wait_for "grep -q '^blasting' '$T/blast.log'" 30
+sleep 4
+alive=0
+kill -0 "$blast" 2>/dev/null && alive=1
+grep -q '^error' "$T/blast.log" && alive=0
+[ "$alive" -eq 1 ] || ktap_diag "blast.log:" "$(cat "$T/blast.log")"
+ktap_check "busy_connection_unharmed" [ "$alive" -eq 1 ]
+stop_all
+ktap_finish
