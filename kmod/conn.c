@@ -55,15 +55,16 @@
  * nothing: a busy connection learns it from its own work requests, whose
  * transport retries run out (IB_WC_RETRY_EXC_ERR: -ETIMEDOUT); an idle one
  * would never learn it, so every established connection posts a keepalive
- * probe every peer_timeout_ms / 2 (when none is still on the send queue):
+ * probe every peer_timeout_ms / 4 (when none is still on the send queue):
  * a zero-length RDMA WRITE, which the peer's adapter acknowledges without
  * its software, a receive buffer or a credit (a zero-length RDMA operation
  * names no memory: its rkey is not checked, IBTA C9-88), so it works when
  * the control channel is out of credits and costs the peer nothing.  The
  * QP's local ACK timeout is set so that the first try and its
- * RDMAXFER_RETRY_COUNT retries take at most the other half: a peer that
- * stops answering is detected within peer_timeout_ms, and a link cut
- * shorter than the retries (about peer_timeout_ms / 2) is not noticed.
+ * RDMAXFER_RETRY_COUNT retries take at most half of it: a peer that stops
+ * answering is detected within 3/4 of peer_timeout_ms (a probe interval,
+ * then the retries), the rest is slack for scheduling; a link cut shorter
+ * than the retries (about peer_timeout_ms / 2) is not noticed.
  * The send queue keeps a spare WR for the probe, as for the drain.
  *
  * Posting from ioctls (SUBMIT, EXPOSE, REVOKE) happens between
@@ -742,7 +743,7 @@ static void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return;		/* rdma_cm's ACK timeout, no probes */
 	ms = max(ms, RDMAXFER_PEER_TIMEOUT_MIN_MS);
 	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
-	conn->c_ka_interval = msecs_to_jiffies(ms / 2);
+	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
 }
 
 /* Start the probes; called under c_lock when the connection comes up. */

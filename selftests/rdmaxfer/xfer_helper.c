@@ -29,6 +29,10 @@
  *   xfer_helper conns ADDR PORT N
  *	connect N times; "connected K" (K of N succeeded, the others were
  *	refused or timed out), then sleep until killed.
+ *   xfer_helper idle ADDR PORT
+ *	connect, wait for the server's window, expose a 1 MiB buffer of ours
+ *	to the server, print "idle CONN" and do nothing more until the
+ *	connection goes down: "disconnected status S" and exit 0.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -224,6 +228,32 @@ static __u32 client(const char *host, unsigned int port, __u32 *win, __u64 *wlen
 	*win = c.window_id;
 	*wlen = c.bytes;
 	return k.conn_id;
+}
+
+static int idle(const char *host, unsigned int port)
+{
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_expose x = {
+		.size = sizeof(x), .length = 1 << 20,
+		.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE,
+	};
+	__u64 wlen;
+	__u32 win;
+	int e;
+
+	x.conn_id = client(host, port, &win, &wlen, &ci);
+	x.buf_id = reg(map(x.length), x.length);
+	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+	if (e)
+		die("EXPOSE", e);
+	printf("idle %u\n", x.conn_id);
+	for (;;) {
+		if (reap1(&c, -1) && c.opcode == RDMAXFER_EVENT_DISCONNECTED) {
+			printf("disconnected status %d\n", c.status);
+			return 0;
+		}
+	}
 }
 
 static int submit1(struct rdmaxfer_op *op)
@@ -460,6 +490,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "stall") && argc == 3)
 		return stall((unsigned int)atoi(argv[2]));
+	if (!strcmp(argv[1], "idle") && argc == 4)
+		return idle(argv[2], atoi(argv[3]));
 	if (argc < 5)
 		goto usage;
 	if (!strcmp(argv[1], "serve"))
@@ -474,6 +506,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "conns"))
 		conns(argv[2], atoi(argv[3]), atoi(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | park ADDR PORT BACKLOG | conns ADDR PORT N | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | conns ADDR PORT N | hold | probe | stall INDEX\n");
 	return 2;
 }

@@ -649,6 +649,30 @@ server_up() {
     return 1
 }
 
+# Requests of A's tests to the host (selftests/rdmaxfer/pair/vanish.sh): a line containing
+# "rig-request: WHAT" in A's results.  kill-server: SIGKILL to B's QEMU (its host dies; the
+# rig then lets A go on and does not count B's end as a failure); link-down / link-up:
+# set_link on B's netdev through its monitor (the cable pulled; B's NIC reports carrier
+# loss).  Each is logged with the host's time in pair-server/requests.log.  Runs until A's
+# QEMU exits.
+rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
+    local line what
+    tail -n +1 -s 0.1 -F --pid="$2" "$1" 2>/dev/null | while IFS= read -r line; do
+        [[ $line =~ rig-request:\ ([a-z-]+) ]] || continue
+        what=${BASH_REMATCH[1]}
+        echo "$(date +%s.%N) $what" >>"$3/requests.log"
+        case $what in
+        kill-server) kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
+        link-down)   echo "set_link n0 off" >&"$4" ;;
+        link-up)     echo "set_link n0 on" >&"$4" ;;
+        *)           echo "$(date +%s.%N) unknown request" >>"$3/requests.log" ;;
+        esac
+    done
+}
+server_killed() {   # SERVER-DIR
+    grep -qs ' kill-server$' "$1/requests.log"
+}
+
 # pair_boot RUNDIR CLIENT-MODE (check or shell): boots guest B (server: peer.sh) listening,
 # then guest A (client) connected to it; waits for A, then stops B.
 # Sets CLIENT_RC, CLIENT_WHY, SERVER_WHY (empty = fine), PAIR_ELAPSED.
@@ -671,13 +695,16 @@ pair_boot() {
     local nic=virtio-net-pci,netdev=n0,speed=10000,duplex=full
     [[ $RIG_PAIR_MTU == 1500 ]] || nic+=,host_mtu=$RIG_PAIR_MTU
     # B's ttyS2 reads ctl.in (a FIFO, held open here so writing never blocks) and
-    # writes ctl.out (a file: B sends nothing)
-    rm -f "$sdir/ctl.in"
-    mkfifo "$sdir/ctl.in"
+    # writes ctl.out (a file: B sends nothing); B's QEMU monitor the same way (mon.*:
+    # rig_requests' set_link)
+    rm -f "$sdir/ctl.in" "$sdir/mon.in" "$sdir/requests.log"
+    mkfifo "$sdir/ctl.in" "$sdir/mon.in"
     : >"$sdir/ctl.out"
-    exec {ctl}<>"$sdir/ctl.in"
+    : >"$sdir/mon.out"
+    exec {ctl}<>"$sdir/ctl.in" {mon}<>"$sdir/mon.in"
     local sargs=(-pidfile "$sdir/qemu.pid" -device "$nic,mac=52:54:00:12:34:02"
-                 -chardev "pipe,id=ctl,path=$sdir/ctl" -serial chardev:ctl)
+                 -chardev "pipe,id=ctl,path=$sdir/ctl" -serial chardev:ctl
+                 -chardev "pipe,id=mon,path=$sdir/mon" -mon "chardev=mon,mode=readline")
     t0=$(date +%s.%N)
 
     case $RIG_PAIR_LINK in
@@ -706,7 +733,7 @@ pair_boot() {
         cnet="socket,id=n0,connect=127.0.0.1:$port" ;;
     esac
     if [[ -z $spid ]]; then
-        exec {ctl}>&-
+        exec {ctl}>&- {mon}>&-
         SERVER_WHY="server guest did not start: $(tail -n 3 "$sdir/qemu.log" | tr '\n' ' ')"
         CLIENT_WHY="not started (no server)"
         PAIR_ELAPSED=0
@@ -729,8 +756,12 @@ pair_boot() {
             follow "$cdir/console.log" "$cpid" "$AWK_CONSOLE" -v pfx="client| "
         fi
         follow "$cdir/results.ktap" "$cpid" "$AWK_PROGRESS" -v pfx=pair/
+        rig_requests "$cdir/results.ktap" "$cpid" "$sdir" "$mon" &
+        FOLLOWERS+=("$!")
         wait -n -p first "$cpid" "$spid" || st=$?
-        if [[ ${first:-} == "$spid" ]]; then   # B went first: stop A, its tests need B
+        if [[ ${first:-} == "$spid" ]] && server_killed "$sdir"; then
+            wait "$cpid" || CLIENT_RC=$?    # as A's test asked: A goes on
+        elif [[ ${first:-} == "$spid" ]]; then   # B went first: stop A, its tests need B
             kill "$cpid" 2>/dev/null || true
             wait "$cpid" || CLIENT_RC=$?
         else
@@ -738,7 +769,12 @@ pair_boot() {
         fi
         trap - INT TERM
     fi
-    if [[ ${first:-} == "$spid" ]]; then
+    if server_killed "$sdir"; then
+        st=0
+        wait "$spid" || st=$?
+        say "pair: the server guest was killed at the client's request (qemu exit $st)"
+        first=""
+    elif [[ ${first:-} == "$spid" ]]; then
         st=0
         wait "$spid" || st=$?
         if grep -q '^# rig: ready' "$sdir/peer.log"; then
@@ -761,7 +797,7 @@ pair_boot() {
         wait "$spid" || st=$?
         [[ -n $SERVER_WHY ]] || SERVER_WHY=$(unfinished "$sdir/peer.log" "$st" "$stmo" | sed 's/^guest/server guest/')
     fi
-    exec {ctl}>&-
+    exec {ctl}>&- {mon}>&-
     [[ $sock == /tmp/rig-link.* ]] && rm -f "$sock"
     wait "${FOLLOWERS[@]}" 2>/dev/null || true
     if [[ $cmode != shell ]]; then
