@@ -90,15 +90,25 @@
 
 #define RDMAXFER_RESOLVE_MS	5000
 #define RDMAXFER_RD_ATOM	16
-/* local ACK timeouts, as IB encodes them: 4.096 us * 2^t (67 ms, 69 s) */
-#define RDMAXFER_ACK_TIMEOUT_MIN	14
+/* local ACK timeouts, as IB encodes them: 4.096 us * 2^t (134 ms, 69 s) */
+#define RDMAXFER_ACK_TIMEOUT_MIN	15
 #define RDMAXFER_ACK_TIMEOUT_MAX	24
 
 static unsigned int peer_timeout_ms = RDMAXFER_PEER_TIMEOUT_MS;
 
+/* 0, or RDMAXFER_PEER_TIMEOUT_MIN_MS .. RDMAXFER_PEER_TIMEOUT_MAX_MS */
 static int rdmaxfer_set_peer_timeout(const char *val, const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 0, RDMAXFER_PEER_TIMEOUT_MAX_MS);
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint(val, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms && (ms < RDMAXFER_PEER_TIMEOUT_MIN_MS || ms > RDMAXFER_PEER_TIMEOUT_MAX_MS))
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
 }
 
 static const struct kernel_param_ops rdmaxfer_peer_timeout_ops = {
@@ -107,7 +117,7 @@ static const struct kernel_param_ops rdmaxfer_peer_timeout_ops = {
 };
 module_param_cb(peer_timeout_ms, &rdmaxfer_peer_timeout_ops, &peer_timeout_ms, 0644);
 MODULE_PARM_DESC(peer_timeout_ms,
-		 "a connection whose peer stops answering fails within this many ms (0: no keepalive, rdma_cm's ACK timeout; 1000..3600000; default 10000; for new connections)");
+		 "a connection whose peer stops answering fails within this many ms (2000..3600000, default 10000; 0: no keepalive, rdma_cm's ACK timeout; for new connections)");
 
 /* --- addresses ----------------------------------------------------------- */
 
@@ -741,7 +751,6 @@ static void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 
 	if (!ms)
 		return;		/* rdma_cm's ACK timeout, no probes */
-	ms = max(ms, RDMAXFER_PEER_TIMEOUT_MIN_MS);
 	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
 	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
 }

@@ -104,7 +104,7 @@
  */
 #define RDMAXFER_RETRY_COUNT		6
 #define RDMAXFER_PEER_TIMEOUT_MS	10000
-#define RDMAXFER_PEER_TIMEOUT_MIN_MS	1000
+#define RDMAXFER_PEER_TIMEOUT_MIN_MS	2000	/* 7 tries of 134 ms fit in half */
 #define RDMAXFER_PEER_TIMEOUT_MAX_MS	3600000
 
 extern struct workqueue_struct *rdmaxfer_wq;
