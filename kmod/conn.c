@@ -67,6 +67,17 @@
  * than the retries (about peer_timeout_ms / 2) is not noticed.
  * The send queue keeps a spare WR for the probe, as for the drain.
  *
+ * A listener's QPs retry as often as the client's connect request says
+ * (the CM passes its retry count on; the reply cannot change it).  A client
+ * asking for 7, as v0.3.0 and many rdma_cm users do, makes Soft-RoCE retry
+ * forever, so for such a connection the keepalive enforces the bound
+ * itself: a probe still queued at the second tick after it was posted
+ * (half of peer_timeout_ms, when the retries would have ended) fails the
+ * connection.  A listener's send queue usually holds little besides
+ * ADVERTs and probes; an application that pushes long transfers from the
+ * listening side to such a client may see a probe stuck behind more than
+ * half of peer_timeout_ms of data taken for a dead peer.
+ *
  * Posting from ioctls (SUBMIT, EXPOSE, REVOKE) happens between
  * rdmaxfer_post_begin() and rdmaxfer_post_end(), a read lock that teardown
  * takes for write once after marking the connection down, so no ioctl
@@ -780,6 +791,7 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 			.send_flags = IB_SEND_SIGNALED,
 		},
 	};
+	bool stuck = false;
 	int ret = 0;
 
 	spin_lock_bh(&conn->c_lock);
@@ -787,10 +799,18 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 		if (!conn->c_ka_posted) {
 			ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
 			conn->c_ka_posted = !ret;
+			conn->c_ka_waits = 0;
+		} else if (conn->c_ka_strict && ++conn->c_ka_waits >= 2) {
+			stuck = true;
 		}
 		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
 	}
 	spin_unlock_bh(&conn->c_lock);
+	if (stuck) {
+		pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
+				    conn->c_obj.id);
+		rdmaxfer_conn_fail(conn, -ETIMEDOUT);
+	}
 	if (ret) {
 		pr_debug("conn %u: posting the keepalive failed (%d)\n", conn->c_obj.id, ret);
 		rdmaxfer_conn_fail(conn, ret);
@@ -1429,6 +1449,8 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 
 	rdmaxfer_conn_params(conn, &param, &hello);
 	rdmaxfer_ka_init(conn, id);
+	/* the client's retry count is our QP's: 7 may mean forever */
+	conn->c_ka_strict = ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT;
 	a = &conn->c_dev->rd_ib->attrs;
 	param.responder_resources = min3(a->max_qp_rd_atom, RDMAXFER_RD_ATOM,
 					 (int)ev->param.conn.initiator_depth);

@@ -407,6 +407,9 @@ struct rdmaxfer_msg {
  *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
  *	an error reaches it, and fails the connection
  * @c_ka_posted: a keepalive probe is on the send queue
+ * @c_ka_waits: keepalive ticks that found the probe still queued
+ * @c_ka_strict: the QP may retry forever (see "Dead peers" in conn.c): a
+ *	probe still queued at the second tick after it fails the connection
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -464,6 +467,8 @@ struct rdmaxfer_conn {
 	struct list_head		c_sq_pieces;
 	struct ib_cqe			c_err_cqe;
 	bool				c_ka_posted;
+	u8				c_ka_waits;
+	bool				c_ka_strict;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;

@@ -56,6 +56,13 @@
  *                      so the server must drop it at the 257th and not
  *                      before.  Exit 0 so, 1 not dropped (or dropped too
  *                      early), 2 setup.
+ *   mute MS            stops answering at the transport level: after the
+ *                      ADVERT it moves its QP to the error state, which
+ *                      drops every packet the server sends (no ACK), and
+ *                      stays connected as far as rdma_cm knows.  The
+ *                      server's keepalive must find out and disconnect
+ *                      within MS ms (its peer_timeout_ms).  Prints the time
+ *                      it took.  Exit 0 so, 1 not (or later), 2 setup.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -906,6 +913,38 @@ static int wait_disconnect(struct peer *pr)
 	return -1;
 }
 
+/* Mode mute: see the top of the file. */
+static int mute(struct peer *pr, int bound_ms)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	int64_t t0, end;
+	int type, status;
+
+	if (!server_window(pr))
+		return EXIT_SETUP;
+	if (ibv_modify_qp(pr->id->qp, &attr, IBV_QP_STATE)) {
+		msg("ibv_modify_qp(ERR): %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	t0 = now_ms();
+	end = t0 + bound_ms + STEP_TIMEOUT_MS;
+	while (now_ms() < end) {
+		type = next_event(pr, (int)(end - now_ms()), &status, NULL, NULL);
+		if (type < 0)
+			break;
+		if (type == RDMA_CM_EVENT_DISCONNECTED) {
+			pr->connected = false;
+			msg("the server dropped the mute connection after %" PRId64 " ms (bound %d ms)",
+			    now_ms() - t0, bound_ms);
+			return now_ms() - t0 <= bound_ms ? EXIT_DISCONNECTED : EXIT_NOT_DISCONNECTED;
+		}
+		msg("unexpected %s (status %d) while mute", rdma_event_str(type), status);
+	}
+	msg("still connected %" PRId64 " ms after going mute (bound %d ms)", now_ms() - t0,
+	    bound_ms);
+	return EXIT_NOT_DISCONNECTED;
+}
+
 static void teardown(struct peer *pr)
 {
 	if (pr->connected)
@@ -929,16 +968,18 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = {
 		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid",
-		"advaddr", "crossread", "advflood", "keysweep", NULL
+		"advaddr", "crossread", "advflood", "keysweep", "mute", NULL
 	};
 	struct peer pr = { 0 }, pr2 = { 0 };
 	uint32_t win;
 	int i, len, ret = EXIT_SETUP;
 
-	if (argc < 4 || argc != (argc > 3 && !strcmp(argv[3], "crossread") ? 5 : 4)) {
+	if (argc < 4 || argc != (argc > 3 && (!strcmp(argv[3], "crossread") ||
+					      !strcmp(argv[3], "mute")) ? 5 : 4)) {
 		fprintf(stderr,
 			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood|keysweep\n"
-			"       evil_peer ADDR PORT crossread PORT2\n");
+			"       evil_peer ADDR PORT crossread PORT2\n"
+			"       evil_peer ADDR PORT mute MS\n");
 		return EXIT_SETUP;
 	}
 	mode = argv[3];
@@ -964,6 +1005,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "keysweep")) {
 		ret = key_sweep(&pr, argv[1], argv[2]);
+		goto out;
+	}
+	if (!strcmp(mode, "mute")) {
+		ret = mute(&pr, atoi(argv[4]));
 		goto out;
 	}
 	win = server_window(&pr);

@@ -11,8 +11,9 @@
 # be window offsets (no kernel, physical or DMA address on the wire) and still
 # work for READs, and an rkey advertised on one connection must be refused on
 # another connection's QP (another server, i.e. another file), while the first
-# connection's own READ works.  At the end the kernel log of this test has no
-# WARNING or BUG.
+# connection's own READ works.  A peer that stops answering at the transport
+# level is dropped by the keepalive within peer_timeout_ms, and only it.  At
+# the end the kernel log of this test has no WARNING or BUG.
 # Runs in the single guest (rxe0 on veth0, 192.0.2.1).
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +53,7 @@ kmsg_mark
 # 3 checks per mode, the control case and the kernel log
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 8))
+ktap_plan $(($# * 3 + 10))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -149,12 +150,39 @@ run evil_advflood timeout 120 "$EVIL" $ADDR $PORT advflood
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advflood exited $rc"; show evil_advflood.out evil_advflood.err; }
 ktap_result "peer_windows_bounded_per_connection" $rc
 
+# (g) a peer that stops answering at the transport level (its QP in the
+# error state drops our packets unanswered, rdma_cm still thinks it is
+# connected): the server's keepalive drops that connection within
+# peer_timeout_ms (4000 here, read when the connection is made), and only it
+PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
+if [ -w "$PARAM" ]; then
+	saved=$(cat "$PARAM")
+	echo 4000 >"$PARAM"
+	run evil_mute timeout 60 "$EVIL" $ADDR $PORT mute 4000
+	echo "$saved" >"$PARAM"
+	ktap_diag "$(cat "$tmp/evil_mute.err" 2>/dev/null)"
+	[ $rc -eq 0 ] || { ktap_diag "evil_peer mute exited $rc"; show evil_mute.out evil_mute.err; }
+	ktap_result "mute_peer_dropped_within_bound" $rc
+	r=1
+	if kill -0 "$srv" 2>/dev/null; then
+		run send_after_mute timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
+		r=$rc
+		[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show send_after_mute.out send_after_mute.err; }
+	else
+		ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
+	fi
+	ktap_result "server_unaffected_by_mute_peer" $r
+else
+	ktap_skip "mute_peer_dropped_within_bound" "no $PARAM (a module without keepalive)"
+	ktap_skip "server_unaffected_by_mute_peer" "no $PARAM"
+fi
+
 kill "$srv" "$srv2" 2>/dev/null
 wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (g) the kernel log (since our marker) has no WARNING or BUG
+# (h) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
