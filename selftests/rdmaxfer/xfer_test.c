@@ -1048,6 +1048,74 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 	EXPECT_EQ(0, wait_event(self->cli, RDMAXFER_EVENT_DISCONNECTED, 0, 0, &ev, 0));
 }
 
+struct blocked_submit {
+	int fd;
+	struct rdmaxfer_op op;
+	int err;
+	__s64 returned;		/* now_ns() when SUBMIT returned, 0 before */
+};
+
+static void *blocked_submit_run(void *arg)
+{
+	struct blocked_submit *b = arg;
+
+	b->err = submit(b->fd, &b->op, 1);
+	__atomic_store_n(&b->returned, now_ns(), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A peer that never gives credits back (here: a receiver that never RECVs)
+ * keeps a SEND waiting in SUBMIT; CLOSE of the connection from another
+ * thread ends that wait at once with ENOTCONN, and nothing else of the
+ * file is affected.  (A signal ends it too: send_back_pressure; a peer that
+ * dies: its connection fails within peer_timeout_ms, pair/vanish.sh.)
+ */
+TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
+{
+	struct blocked_submit b = { .fd = self->cli };
+	struct rdmaxfer_completion c, ev;
+	unsigned int n, i;
+	pthread_t th;
+	__s64 t0;
+	int e;
+
+	for (n = 0; n < 64; n++) {
+		struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 0, 0, 0,
+					     4, n);
+
+		alarm_ms(1000);
+		e = submit(self->cli, &op, 1);
+		alarm_ms(0);
+		if (e)
+			break;
+	}
+	ASSERT_EQ(EINTR, e) TH_LOG("SEND %u of unread messages: %s", n, strerror(e));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO));
+		EXPECT_EQ(0, c.status);
+	}
+
+	b.op = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 0, 0, 0, 4, 1000);
+	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_submit_run, &b));
+	usleep(500000);
+	EXPECT_EQ(0, __atomic_load_n(&b.returned, __ATOMIC_ACQUIRE))
+		TH_LOG("SUBMIT returned %s without a credit", strerror(b.err));
+	t0 = now_ns();
+	ASSERT_EQ(0, do_close(self->cli, self->cconn));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(ENOTCONN, b.err);
+	EXPECT_GT(SEC, b.returned - t0) TH_LOG("SUBMIT returned %lld ms after CLOSE",
+					       (long long)(b.returned - t0) / 1000000);
+	EXPECT_EQ(0, stray_ops(self->cli, 200 * MS));
+	/* the peer sees an orderly close; the file's other objects still work */
+	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, self->sconn, 0, &ev,
+				EVENT_TMO));
+	EXPECT_EQ(0, ev.status);
+	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC,
+				&self->cconn, NULL));
+}
+
 /* Messages stay readable after the connection went down, until it is closed. */
 TEST_F(xfer, recv_after_disconnect)
 {

@@ -610,6 +610,8 @@ struct rdmaxfer_submit {
  * WRITE_IMM: the peer wrote @bytes at offset @value into our @window_id,
  *	and sent @imm_data with it; the data is in place.
  * DISCONNECTED: @conn_id is down; @status says why (0: the peer closed it,
+ *	ETIMEDOUT: the peer stopped answering (its host died, the link is
+ *	down; noticed within the module parameter peer_timeout_ms),
  *	ECONNRESET or EIO: the link or the peer failed, ENODEV: the device was
  *	removed, EPROTO: the peer broke the protocol, ENOBUFS: this file did
  *	not reap fast enough).
