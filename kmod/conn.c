@@ -1499,7 +1499,7 @@ static int rdmaxfer_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev,
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* a listener bound to an address of the removed device */
 		if (xchg(&l->l_id, NULL) == id) {
-			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: EINVAL */
+			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: ENODEV */
 			rdmaxfer_obj_put(&l->l_obj);	/* the id's context */
 			return 1;
 		}
@@ -1680,8 +1680,8 @@ static bool rdmaxfer_accept_ready(struct rdmaxfer_listener *l)
  * @arg: struct rdmaxfer_accept
  *
  * Context: process context, may sleep.
- * Return: 0, -ENOENT, -EAGAIN, -ETIMEDOUT, -EINTR, -EINVAL (listener
- * closed, e.g. its device was removed).
+ * Return: 0, -ENOENT, -EAGAIN, -ETIMEDOUT, -EINTR, -EINVAL (the listener
+ * was closed meanwhile), -ENODEV (its device was removed).
  */
 int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg)
 {
@@ -1713,8 +1713,14 @@ int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg)
 		}
 		tmo = ret;	/* 0: timed out, one last look */
 	}
-	if (!conn && ret >= 0)
-		ret = l->l_closed || !l->l_id ? -EINVAL : cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;
+	if (!conn && ret >= 0) {
+		if (READ_ONCE(l->l_closed))
+			ret = -EINVAL;
+		else if (!READ_ONCE(l->l_id))
+			ret = -ENODEV;
+		else
+			ret = cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;
+	}
 	rdmaxfer_obj_put(&l->l_obj);
 	if (!conn)
 		return ret;
