@@ -651,7 +651,12 @@ server_up() {
 
 # Requests of A's tests to the host (selftests/rdmaxfer/pair/vanish.sh): a line containing
 # "rig-request: WHAT" in A's results.  kill-server: SIGKILL to B's QEMU (its host dies; the
-# rig then lets A go on and does not count B's end as a failure); link-down / link-up:
+# rig then lets A go on and does not count B's end as a failure), after cutting B's link
+# and waiting 0.5 s: B's QEMU then drops A's frames, so A's QEMU has none waiting for the
+# socket when it breaks.  (QEMU 7.2's stream netdev keeps a frame it could not write yet
+# (EAGAIN) queued for good once the peer is gone, and A's virtio-net transmit queue stalls
+# behind it: rxe's skbs are never freed, its retries stop, and destroying a QP waits 50 s
+# and WARNs.  A dead host's switch port does not do that to its peers.)  link-down / link-up:
 # set_link on B's netdev through its monitor (the cable pulled; B's NIC reports carrier
 # loss).  Each is logged with the host's time in pair-server/requests.log.  Runs until A's
 # QEMU exits.
@@ -662,7 +667,10 @@ rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
         what=${BASH_REMATCH[1]}
         echo "$(date +%s.%N) $what" >>"$3/requests.log"
         case $what in
-        kill-server) kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
+        kill-server)
+            echo "set_link n0 off" >&"$4"
+            sleep 0.5
+            kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
         link-down)   echo "set_link n0 off" >&"$4" ;;
         link-up)     echo "set_link n0 on" >&"$4" ;;
         *)           echo "$(date +%s.%N) unknown request" >>"$3/requests.log" ;;

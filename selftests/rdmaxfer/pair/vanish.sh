@@ -12,7 +12,8 @@
 #  1. link-down, ~2 s, link-up: QEMU's set_link on B's network backend, a
 #     cable pulled and put back.  Shorter than the QP's retries (half of
 #     peer_timeout_ms): both connections must survive it.
-#  2. kill-server: SIGKILL to B's QEMU, a host that dies.  Each connection
+#  2. kill-server: B's cable pulled for good, then SIGKILL to its QEMU, a host
+#     that dies (see rig_requests for why the cable first).  Each connection
 #     must fail within peer_timeout_ms of the request (the probes of an idle
 #     connection, the transfer's own retries), the idle one with a
 #     DISCONNECTED event of status -ETIMEDOUT, `rdmaxfer bench` with exit
@@ -61,8 +62,9 @@ pins() {
 }
 request() { echo "rig-request: $1"; }
 
-ktap_plan 5
+ktap_plan 6
 pins0=$(pins)
+kmsg_mark
 
 "$HELPER" idle "$PEER" "$PORT" >"$tmp/idle.log" 2>&1 &
 idle_pid=$!
@@ -130,4 +132,10 @@ ktap_check "cli_says_peer_stopped_answering" grep -q 'stopped answering' "$tmp/b
 wait_for "[ \"\$(pins)\" -eq $pins0 ]" 10
 ktap_diag "pinned pages: $(pins) (before: $pins0)"
 ktap_check "pins_released" [ "$(pins)" -eq "$pins0" ]
+
+# 4. and this kernel said nothing bad (the pair run leaves A's log to its tests)
+hits=$(kernel_log_problems)
+r=$?
+[ $r -eq 0 ] || ktap_diag "$hits"
+ktap_result "no_kernel_warning" $r
 ktap_finish
