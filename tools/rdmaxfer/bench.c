@@ -74,12 +74,55 @@ void bench_fail(const char *fmt, ...)
 	pthread_mutex_unlock(&fail_lock);
 }
 
-void bench_op_failed(struct session *s, unsigned int opcode, int status)
+/*
+ * The status of the connection's DISCONNECTED event: among the @left
+ * entries after @c in the batch just reaped, else from REAP for up to
+ * 0.5 s (teardown queues it after the flushed completions).  1 if none.
+ */
+static int disconnect_status(struct session *s, const struct rdmaxfer_completion *c,
+			     unsigned int left)
 {
-	if (status == -ECANCELED)
-		bench_fail("connection to %s lost (%s flushed)", s->peer, rdmaxfer_op_name(opcode));
+	struct rdmaxfer_completion more[16];
+	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
+	double until = now_sec() + 0.5;
+	unsigned int i;
+
+	for (i = 1; i <= left; i++)
+		if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
+			return c[i].status;
+	while (now_sec() < until) {
+		rp.count = 16;
+		rp.timeout_ns = 100000000;
+		rp.completions = (uintptr_t)more;
+		if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp) && errno != EINTR)
+			break;
+		for (i = 0; i < rp.count; i++)
+			if (more[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
+				return more[i].status;
+	}
+	return 1;
+}
+
+/*
+ * Operation @c of a reaped batch failed (@left entries follow it).  A
+ * flushed one says only that the connection went down: the reason is in
+ * the DISCONNECTED event, if it comes.
+ */
+void bench_op_failed(struct session *s, const struct rdmaxfer_completion *c, unsigned int left)
+{
+	int why;
+
+	if (c->status != -ECANCELED) {
+		bench_fail("%s to %s failed: %s", rdmaxfer_op_name(c->opcode), s->peer,
+			   status_words(c->status));
+		return;
+	}
+	why = disconnect_status(s, c, left);
+	if (why != 1)
+		bench_fail("connection to %s lost: %s", s->peer, status_words(why));
 	else
-		bench_fail("%s to %s failed: %s", rdmaxfer_op_name(opcode), s->peer, status_words(status));
+		bench_fail("connection to %s lost (%s flushed)", s->peer,
+			   rdmaxfer_op_name(c->opcode));
 }
 
 int bench_event(struct session *s, const struct rdmaxfer_completion *c)
@@ -104,7 +147,7 @@ int bench_event(struct session *s, const struct rdmaxfer_completion *c)
 		if (s->inflight)
 			s->inflight--;
 		if (c->status) {
-			bench_op_failed(s, c->opcode, c->status);
+			bench_op_failed(s, c, 0);
 			return -1;
 		}
 		return 0;
@@ -403,7 +446,7 @@ static void run_phase(struct bench_run *r, struct bconn *bc)
 
 			if (c->opcode < RDMAXFER_EVENT_WINDOW && (c->user_data & BENCH_OP_TAG)) {
 				if (c->status) {
-					bench_op_failed(&bc->s, c->opcode, c->status);
+					bench_op_failed(&bc->s, c, rp.count - i - 1);
 					return;
 				}
 				inflight--;

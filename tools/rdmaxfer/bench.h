@@ -158,8 +158,12 @@ extern volatile int bench_abort;
  * bench_fail() (connection lost, window revoked, control SEND failed).
  */
 int bench_event(struct session *s, const struct rdmaxfer_completion *c);
-/* Error line for a measured operation that completed with @status. */
-void bench_op_failed(struct session *s, unsigned int opcode, int status);
+/*
+ * Error line for measured operation @c of a reaped batch that failed, @left
+ * entries before the end of the batch; a flushed one is reported with the
+ * reason of the DISCONNECTED event that follows it.
+ */
+void bench_op_failed(struct session *s, const struct rdmaxfer_completion *c, unsigned int left);
 /* Ask the server for its CPU counters.  Returns 0 or -1 (printed). */
 int bench_server_cpu(struct session *s, struct srv_cpu *c);
 /* Put a connection in SINK or ECHO mode (PROTO_BF_*); 0 or -1 (printed). */

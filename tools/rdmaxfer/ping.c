@@ -212,7 +212,7 @@ static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool
 		for (i = 0; i < rp.count; i++) {
 			if (c[i].opcode < RDMAXFER_EVENT_WINDOW && (c[i].user_data & BENCH_OP_TAG)) {
 				if (c[i].status) {
-					bench_op_failed(s, c[i].opcode, c[i].status);
+					bench_op_failed(s, &c[i], rp.count - i - 1);
 					return -1;
 				}
 				got_op = true;
