@@ -766,6 +766,14 @@ static void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
 }
 
+/* The peer did not answer a probe in time: take the connection down. */
+static void rdmaxfer_ka_dead(struct rdmaxfer_conn *conn)
+{
+	pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
+			    conn->c_obj.id);
+	rdmaxfer_conn_fail(conn, -ETIMEDOUT);
+}
+
 /* Start the probes; called under c_lock when the connection comes up. */
 static void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
 {
@@ -806,11 +814,8 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
 	}
 	spin_unlock_bh(&conn->c_lock);
-	if (stuck) {
-		pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
-				    conn->c_obj.id);
-		rdmaxfer_conn_fail(conn, -ETIMEDOUT);
-	}
+	if (stuck)
+		rdmaxfer_ka_dead(conn);
 	if (ret) {
 		pr_debug("conn %u: posting the keepalive failed (%d)\n", conn->c_obj.id, ret);
 		rdmaxfer_conn_fail(conn, ret);
@@ -827,11 +832,11 @@ static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&conn->c_lock);
 	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
-	if (wc->status == IB_WC_RETRY_EXC_ERR)
-		pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
-				    conn->c_obj.id);
-	else
-		pr_debug("conn %u: keepalive: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
+	if (wc->status == IB_WC_RETRY_EXC_ERR) {
+		rdmaxfer_ka_dead(conn);
+		return;
+	}
+	pr_debug("conn %u: keepalive: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
 	rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 }
 

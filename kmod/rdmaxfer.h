@@ -409,7 +409,8 @@ struct rdmaxfer_msg {
  * @c_ka_posted: a keepalive probe is on the send queue
  * @c_ka_waits: keepalive ticks that found the probe still queued
  * @c_ka_strict: the QP may retry forever (see "Dead peers" in conn.c): a
- *	probe still queued at the second tick after it fails the connection
+ *	probe still queued at the second tick after it fails the connection;
+ *	set before the connection is up, read-only after
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -425,7 +426,8 @@ struct rdmaxfer_msg {
  * @c_ka_work: posts a keepalive probe every @c_ka_interval while the
  *	connection is established (see "Dead peers" in conn.c)
  * @c_ka_cqe: the probe's completion
- * @c_ka_interval: jiffies between probes; 0: no keepalive
+ * @c_ka_interval: jiffies between probes, 0: no keepalive; set before the
+ *	connection is up, read-only after
  * @c_recvs: receive buffers
  * @c_sends: send buffers
  * @c_peer_ctrl_size: the peer's control buffer size

@@ -42,6 +42,19 @@ cleanup()
 }
 trap cleanup EXIT
 
+# still_serves NAME: serve is alive and answers a SEND; sets $r (0 = yes)
+still_serves()
+{
+	r=1
+	if kill -0 "$srv" 2>/dev/null; then
+		run "$1" timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
+		r=$rc
+		[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show "$1.out" "$1.err"; }
+	else
+		ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
+	fi
+}
+
 protocol_errors()
 {
 	rdmaxfer stats --json | jq -e '.global.protocol_errors'
@@ -135,14 +148,7 @@ run evil_keysweep timeout 600 "$EVIL" $ADDR $PORT keysweep
 [ $rc -eq 0 ] || { ktap_diag "evil_peer keysweep exited $rc"; show evil_keysweep.out evil_keysweep.err; }
 ktap_diag "$(cat "$tmp/evil_keysweep.err" 2>/dev/null)"
 ktap_result "revoked_rkey_and_bounds_refused" $rc
-r=1
-if kill -0 "$srv" 2>/dev/null; then
-	run send_after_sweep timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
-	r=$rc
-	[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show send_after_sweep.out send_after_sweep.err; }
-else
-	ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
-fi
+still_serves send_after_sweep
 ktap_result "server_unaffected_by_key_sweep" $r
 
 # (f) a peer may expose at most 256 windows to one connection
@@ -163,14 +169,7 @@ if [ -w "$PARAM" ]; then
 	ktap_diag "$(cat "$tmp/evil_mute.err" 2>/dev/null)"
 	[ $rc -eq 0 ] || { ktap_diag "evil_peer mute exited $rc"; show evil_mute.out evil_mute.err; }
 	ktap_result "mute_peer_dropped_within_bound" $rc
-	r=1
-	if kill -0 "$srv" 2>/dev/null; then
-		run send_after_mute timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
-		r=$rc
-		[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show send_after_mute.out send_after_mute.err; }
-	else
-		ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
-	fi
+	still_serves send_after_mute
 	ktap_result "server_unaffected_by_mute_peer" $r
 else
 	ktap_skip "mute_peer_dropped_within_bound" "no $PARAM (a module without keepalive)"

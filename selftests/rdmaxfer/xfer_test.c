@@ -965,6 +965,28 @@ static void alarm_ms(unsigned int ms)
 }
 
 /*
+ * SEND 4 bytes at a time (message n from offset 4 * n of cbuf) to a server
+ * that does not RECV, until SUBMIT blocks for a second (back-pressure).
+ * Returns how many went out; *err is SUBMIT's last errno (EINTR expected).
+ */
+static unsigned int send_until_blocked(FIXTURE_DATA(xfer) *self, int *err)
+{
+	unsigned int n;
+
+	for (n = 0; n < 64; n++) {
+		struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 4 * n,
+					     0, 0, 4, n);
+
+		alarm_ms(1000);
+		*err = submit(self->cli, &op, 1);
+		alarm_ms(0);
+		if (*err)
+			break;
+	}
+	return n;
+}
+
+/*
  * A receiver that does not RECV: the sender's SEND waits in SUBMIT
  * (back-pressure), interruptibly, and never fails or loses the connection;
  * one RECV lets one more through.
@@ -982,16 +1004,7 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 	for (i = 0; i < 64 * 4; i++)
 		memcpy(self->cmem + 4 * i, &i, 4);
 	/* one at a time until SUBMIT blocks (a second without progress) */
-	for (n = 0; n < 64; n++) {
-		struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 4 * n,
-					     0, 0, 4, n);
-
-		alarm_ms(1000);
-		e = submit(self->cli, &op, 1);
-		alarm_ms(0);
-		if (e)
-			break;
-	}
+	n = send_until_blocked(self, &e);
 	EXPECT_EQ(EINTR, e) TH_LOG("SEND %u of unread messages: %s", n, strerror(e));
 	TH_LOG("%u SENDs went out before back-pressure", n);
 	EXPECT_LT(0, n);
@@ -1080,16 +1093,7 @@ TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
 	__s64 t0;
 	int e;
 
-	for (n = 0; n < 64; n++) {
-		struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 0, 0, 0,
-					     4, n);
-
-		alarm_ms(1000);
-		e = submit(self->cli, &op, 1);
-		alarm_ms(0);
-		if (e)
-			break;
-	}
+	n = send_until_blocked(self, &e);
 	ASSERT_EQ(EINTR, e) TH_LOG("SEND %u of unread messages: %s", n, strerror(e));
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO));
