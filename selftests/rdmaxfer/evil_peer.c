@@ -63,11 +63,35 @@
  *                      server's keepalive must find out and disconnect
  *                      within MS ms (its peer_timeout_ms).  Prints the time
  *                      it took.  Exit 0 so, 1 not (or later), 2 setup.
+ *
+ * And two that flood with what is allowed:
+ *
+ *   flood KIND SECS    sends valid messages of KIND as fast as the credits
+ *                      the server returns allow, each returning the credits
+ *                      we owe: `writedone` (WRITE_DONEs naming the server's
+ *                      window, immediate = sequence number), `advrevoke`
+ *                      (ADVERT of a one-segment window, then its REVOKE,
+ *                      ids 1, 2, ...), `send` (DATA "flood NNNNNNNN\n").
+ *                      It stops when SECS have passed, at SIGUSR1, or when
+ *                      no credit came back for 1 s ("held"); after a hold
+ *                      it sends nothing more and stays connected until
+ *                      SECS or SIGUSR1.  Prints on stdout, once held and
+ *                      at the end, "sent N held H credits C" (C: the
+ *                      receive buffers the server announced).  Valid
+ *                      messages must never cost the connection.  Exit 0
+ *                      still connected at the end, 1 dropped, 2 setup.
+ *   conns N SECS       opens N connections (one after the other) and never
+ *                      uses them; prints "connected K refused R" and, 1 s
+ *                      later, "holding K dropped D" (D: dropped by the
+ *                      server since), then holds them until SECS have passed
+ *                      or SIGUSR1, and prints "end kept K dropped D".
+ *                      Exit 0, or 2 when not one connection came up.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -88,8 +112,10 @@
 #define RX_ADVERT_LEN		24
 #define RX_SEG_LEN		16
 #define RX_WRITE_DONE_LEN	24
+#define RX_REVOKE_LEN		4
 #define RX_MSG_CREDIT		1
 #define RX_MSG_ADVERT		2
+#define RX_MSG_REVOKE		3
 #define RX_MSG_DATA		4
 #define RX_MSG_WRITE_DONE	5
 #define RX_REMOTE_READ		1u
@@ -109,6 +135,7 @@ enum { EXIT_DISCONNECTED = 0, EXIT_NOT_DISCONNECTED = 1, EXIT_SETUP = 2 };
 enum { EXIT_GOOD = EXIT_DISCONNECTED, EXIT_GAVE_AWAY = EXIT_NOT_DISCONNECTED };
 
 static const char *mode;
+static volatile sig_atomic_t stop_early;	/* SIGUSR1 */
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
@@ -165,6 +192,7 @@ struct peer {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	uint8_t *buf;			/* NRECV receive buffers, then one send buffer */
+	unsigned int peer_recvs;	/* the server's receive buffers: our credits */
 	bool qp;
 	bool connected;
 };
@@ -406,6 +434,7 @@ static int setup(struct peer *pr, const char *addr, const char *port)
 		msg("the server's reply carries no rdmaxfer hello (%zu bytes)", rlen);
 		return -1;
 	}
+	pr->peer_recvs = get16(reply + 6);
 	return 0;
 }
 
@@ -684,6 +713,199 @@ static int adv_flood(struct peer *pr)
 	return EXIT_GAVE_AWAY;
 }
 
+/*
+ * flood: poll up to ms for the completion of wr_id want (0, or 1 if it
+ * failed) or, with want UINT64_MAX, for a credit; each server message
+ * received adds its credits to *credits, is reposted and owed back (*owed).
+ * 1 also when a receive is flushed (the QP went down); -1: nothing in time.
+ */
+static int flood_wait(struct peer *pr, uint64_t want, int *credits, int *owed, int ms)
+{
+	int64_t end = now_ms() + ms;
+	struct ibv_wc wc;
+	int n;
+
+	while (now_ms() < end && !stop_early) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			usleep(100);
+			continue;
+		}
+		if (wc.wr_id < NRECV) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return 1;
+			*credits += get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE + 2);
+			if (post_recv(pr, (unsigned int)wc.wr_id))
+				return 1;
+			(*owed)++;
+			if (want == UINT64_MAX && *credits > 0)
+				return 0;
+			continue;
+		}
+		if (wc.wr_id == want)
+			return wc.status == IBV_WC_SUCCESS ? 0 : 1;
+	}
+	return -1;
+}
+
+#define FLOOD_HOLD_MS	1000
+
+/* Build flood message number seq of kind into m; its length. */
+static uint32_t flood_msg(uint8_t *m, const char *kind, uint32_t seq, const struct rwin *rw)
+{
+	uint8_t *p = m + RX_HDR_LEN;
+
+	memset(m, 0, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN);
+	if (!strcmp(kind, "writedone")) {
+		put16(m, RX_MSG_WRITE_DONE);
+		put32(m + 4, RX_WRITE_DONE_LEN);
+		put32(p + 0, rw->id);
+		put32(p + 4, seq);			/* immediate */
+		put64(p + 8, 0);			/* offset */
+		put64(p + 16, rw->length < 4096 ? rw->length : 4096);
+		return RX_HDR_LEN + RX_WRITE_DONE_LEN;
+	}
+	if (!strcmp(kind, "send")) {
+		put16(m, RX_MSG_DATA);
+		put32(m + 4, 15);
+		snprintf((char *)p, 16, "flood %08u\n", seq);
+		return RX_HDR_LEN + 15;
+	}
+	if (seq % 2 == 0) {			/* advrevoke: window seq / 2 + 1 */
+		put16(m, RX_MSG_ADVERT);
+		put32(m + 4, RX_ADVERT_LEN + RX_SEG_LEN);
+		put32(p + 0, seq / 2 + 1);
+		put32(p + 4, RX_REMOTE_READ);
+		put64(p + 8, 4096);
+		put32(p + 16, 1);
+		put64(p + RX_ADVERT_LEN + 0, 0);
+		put32(p + RX_ADVERT_LEN + 8, 0x1000 + seq);
+		put32(p + RX_ADVERT_LEN + 12, 4096);
+		return RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN;
+	}
+	put16(m, RX_MSG_REVOKE);
+	put32(m + 4, RX_REVOKE_LEN);
+	put32(p, seq / 2 + 1);
+	return RX_HDR_LEN + RX_REVOKE_LEN;
+}
+
+/* Mode flood: see the top of the file. */
+static int flood(struct peer *pr, const char *kind, int secs)
+{
+	static struct rwin rw;
+	int64_t t0 = now_ms(), end = t0 + (int64_t)secs * 1000;
+	int credits, owed = 0, r = 0;
+	uint32_t sent = 0, len;
+	bool held = false;
+
+	if (strcmp(kind, "writedone") && strcmp(kind, "advrevoke") && strcmp(kind, "send")) {
+		msg("unknown kind '%s'", kind);
+		return EXIT_SETUP;
+	}
+	if (!server_window_parse(pr, &rw))
+		return EXIT_SETUP;
+	/*
+	 * The ADVERT's buffer is not reposted and its credit never owed: the
+	 * server keeps at most NRECV - 1 messages in flight to our NRECV - 1
+	 * posted buffers.  It had nothing of ours before, so it returned none.
+	 */
+	credits = (int)pr->peer_recvs;
+	while (now_ms() < end && !stop_early) {
+		if (credits <= 0) {
+			r = flood_wait(pr, UINT64_MAX, &credits, &owed, FLOOD_HOLD_MS);
+			if (r > 0)
+				break;
+			if (r < 0 && !stop_early) {
+				held = true;
+				r = 0;
+				printf("sent %u held 1 credits %u\n", sent, pr->peer_recvs);
+				fflush(stdout);
+				break;
+			}
+			continue;
+		}
+		len = flood_msg(SEND_BUF(pr), kind, sent, &rw);
+		put16(SEND_BUF(pr) + 2, (uint16_t)owed);
+		if (post_send_msg(pr, len)) {
+			r = 1;
+			break;
+		}
+		owed = 0;
+		credits--;
+		r = flood_wait(pr, WR_SEND, &credits, &owed, STEP_TIMEOUT_MS);
+		if (r)
+			break;
+		sent++;
+	}
+	if (!r) {
+		/* stay connected until the end: were we dropped meanwhile? */
+		while (now_ms() < end && !stop_early && !disconnected(pr, 100))
+			;
+	}
+	msg("%s: %u messages in %.1f s, %s; the server announced %u receive buffers", kind, sent,
+	    (double)(now_ms() - t0) / 1000, held ? "then held back (no credit for 1 s)" :
+	    "never held back", pr->peer_recvs);
+	printf("sent %u held %d credits %u\n", sent, held, pr->peer_recvs);
+	if (r > 0 || !pr->connected) {
+		msg("dropped by the server");
+		return EXIT_NOT_DISCONNECTED;
+	}
+	return EXIT_DISCONNECTED;
+}
+
+static void teardown(struct peer *pr);
+
+/* How many of the n connections has the server dropped (a CM event each)? */
+static unsigned int count_dropped(struct peer *prs, unsigned int n)
+{
+	unsigned int i, d = 0;
+
+	for (i = 0; i < n; i++) {
+		if (prs[i].connected)
+			disconnected(&prs[i], 0);
+		d += !prs[i].connected;
+	}
+	return d;
+}
+
+/* Mode conns: see the top of the file. */
+static int idle_conns(const char *addr, const char *port, unsigned int n, int secs)
+{
+	static struct peer prs[256];
+	int64_t end = now_ms() + (int64_t)secs * 1000;
+	unsigned int i, k = 0, d;
+
+	if (!n || n > 256) {
+		msg("1 .. 256 connections");
+		return EXIT_SETUP;
+	}
+	for (i = 0; i < n && !stop_early; i++) {
+		if (setup(&prs[k], addr, port)) {
+			teardown(&prs[k]);
+			memset(&prs[k], 0, sizeof(prs[k]));
+			continue;
+		}
+		k++;
+	}
+	printf("connected %u refused %u\n", k, n - k);
+	fflush(stdout);
+	if (!k)
+		return EXIT_SETUP;
+	usleep(1000000);
+	d = count_dropped(prs, k);
+	printf("holding %u dropped %u\n", k - d, d);
+	fflush(stdout);
+	while (now_ms() < end && !stop_early)
+		usleep(50000);
+	d = count_dropped(prs, k);
+	printf("end kept %u dropped %u\n", k - d, d);
+	for (i = 0; i < k; i++)
+		teardown(&prs[i]);
+	return EXIT_DISCONNECTED;
+}
+
 /* crossread: one connection's rkey is refused on another connection's QP */
 static int cross_read(struct peer *a, struct peer *b, const char *addr, const char *port2)
 {
@@ -714,8 +936,6 @@ static int cross_read(struct peer *a, struct peer *b, const char *addr, const ch
 	    ibv_wc_status_str(st));
 	return EXIT_GOOD;
 }
-
-static void teardown(struct peer *pr);
 
 /*
  * One probe on a fresh connection to the server: op with len bytes at the
@@ -964,31 +1184,42 @@ static void teardown(struct peer *pr)
 		rdma_destroy_event_channel(pr->ch);
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_early = 1;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = {
-		"badlen", "badtype", "credits", "advert0", "advertovf", "writedone", "valid",
-		"advaddr", "crossread", "advflood", "keysweep", "mute", NULL
+	/* each mode and the number of arguments it takes after MODE */
+	static const struct { const char *name; int args; } modes[] = {
+		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
+		{ "advertovf", 0 }, { "writedone", 0 }, { "valid", 0 }, { "advaddr", 0 },
+		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
+		{ "flood", 2 }, { "conns", 2 }, { NULL, 0 },
 	};
+	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct peer pr = { 0 }, pr2 = { 0 };
 	uint32_t win;
 	int i, len, ret = EXIT_SETUP;
 
-	if (argc < 4 || argc != (argc > 3 && (!strcmp(argv[3], "crossread") ||
-					      !strcmp(argv[3], "mute")) ? 5 : 4)) {
+	mode = argc > 3 ? argv[3] : "";
+	for (i = 0; modes[i].name && strcmp(modes[i].name, mode); i++)
+		;
+	if (!modes[i].name || argc != 4 + modes[i].args) {
 		fprintf(stderr,
 			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood|keysweep\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
-			"       evil_peer ADDR PORT mute MS\n");
+			"       evil_peer ADDR PORT mute MS\n"
+			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
+			"       evil_peer ADDR PORT conns N SECS\n");
 		return EXIT_SETUP;
 	}
-	mode = argv[3];
-	for (i = 0; modes[i] && strcmp(modes[i], mode); i++)
-		;
-	if (!modes[i]) {
-		msg("unknown mode");
-		return EXIT_SETUP;
-	}
+	sigaction(SIGUSR1, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "conns"))
+		return idle_conns(argv[1], argv[2], (unsigned int)atoi(argv[4]), atoi(argv[5]));
 	if (setup(&pr, argv[1], argv[2]))
 		goto out;
 	if (!strcmp(mode, "advaddr")) {
@@ -1009,6 +1240,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "mute")) {
 		ret = mute(&pr, atoi(argv[4]));
+		goto out;
+	}
+	if (!strcmp(mode, "flood")) {
+		ret = flood(&pr, argv[4], atoi(argv[5]));
 		goto out;
 	}
 	win = server_window(&pr);

@@ -12,17 +12,24 @@
 # work for READs, and an rkey advertised on one connection must be refused on
 # another connection's QP (another server, i.e. another file), while the first
 # connection's own READ works.  A peer that stops answering at the transport
-# level is dropped by the keepalive within peer_timeout_ms, and only it.  At
-# the end the kernel log of this test has no WARNING or BUG.
+# level is dropped by the keepalive within peer_timeout_ms, and only it.  A
+# peer flooding valid messages is held back by credits (bounded kernel
+# memory) without losing a message, while another connection of the same
+# file works; one that opens connections it never uses gets no more than
+# serve's --max-per-host while other hosts are served.  At the end the
+# kernel log of this test has no WARNING or BUG.
 # Runs in the single guest (rxe0 on veth0, 192.0.2.1).
 . "$(dirname "$0")/lib.sh"
 
 EVIL=$SELFTEST_DIR/evil_peer
 MODES="badlen badtype credits advert0 advertovf writedone"
+FLOODS="writedone advrevoke send"
+HELPER=$SELFTEST_DIR/xfer_helper
 ADDR=192.0.2.1
 PORT=18700
 PORT2=18701
 
+[ -x "$HELPER" ] || ktap_skip_all "no xfer_helper next to the test"
 [ -x "$EVIL" ] || ktap_skip_all "no evil_peer next to the test (built with librdmacm-dev and libibverbs-dev)"
 command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
 command -v jq >/dev/null || ktap_skip_all "jq is not installed"
@@ -33,10 +40,14 @@ tmp=$(mktemp -d)
 rc=0
 srv=
 srv2=
+dpid=
+epid=
 cleanup()
 {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	[ -n "$srv2" ] && kill "$srv2" 2>/dev/null
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	[ -n "$epid" ] && kill "$epid" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -63,10 +74,11 @@ protocol_errors()
 # Mark the kernel log so that the last check looks at this test only.
 kmsg_mark
 
-# 3 checks per mode, the control case and the kernel log
+# 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
+# (h) 4 per flood kind and 1; (i) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10))
+ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -176,12 +188,111 @@ else
 	ktap_skip "server_unaffected_by_mute_peer" "no $PARAM"
 fi
 
+# (h) floods of valid messages (evil_peer flood: WRITE_DONEs, ADVERT/REVOKE
+# pairs, SENDs), first against a file that never reaps (xfer_helper deaf):
+# the peer is held back once its connection has 64 unreaped events past
+# its credits (SENDs: at its credits, their bytes wait for RECV), i.e. the
+# kernel memory it can make us hold is bounded; another connection of the
+# same file (xfer_helper write: WRITE, READ back, compare) still works; and
+# when the file reaps at last, every message is there, in order, and the
+# flooding connection was never dropped.  Then against serve, which reaps:
+# credits flow (far more messages than the budget get through), the peer is
+# not dropped, no protocol error is counted.
+for kind in $FLOODS; do
+	"$HELPER" deaf $ADDR 0 1M >"$tmp/deaf_$kind.out" 2>&1 &
+	dpid=$!
+	wait_for "grep -q '^listening' '$tmp/deaf_$kind.out'" 10
+	dport=$(sed -n 's/^listening //p' "$tmp/deaf_$kind.out")
+	"$EVIL" $ADDR "${dport:-1}" flood "$kind" 120 >"$tmp/flood_$kind.out" 2>"$tmp/flood_$kind.err" &
+	epid=$!
+	wait_for "grep -q '^sent .* held 1' '$tmp/flood_$kind.out'" 60
+	# shellcheck disable=SC2046 # numbers, split on purpose
+	set -- $(sed -n 's/^sent \([0-9]*\) held 1 credits \([0-9]*\)$/\1 \2/p' "$tmp/flood_$kind.out" | head -n 1)
+	n=${1:-0}
+	cr=${2:-0}
+	if [ "$kind" = send ]; then
+		lo=1
+		hi=$cr
+		why="its $cr credits: the bytes wait for RECV"
+	else
+		lo=64
+		hi=$((cr + 64))
+		why="64 events + $cr credits"
+	fi
+	[ "$cr" -gt 0 ] && [ "$n" -ge "$lo" ] && [ "$n" -le "$hi" ]
+	r=$?
+	ktap_diag "$kind flood against a file that does not reap: held back after $n messages (bound $hi: $why)"
+	[ $r -eq 0 ] || show "flood_$kind.out" "flood_$kind.err" "deaf_$kind.out"
+	ktap_result "${kind}_flood_held_within_budget" $r
+
+	run "good_$kind" timeout 60 "$HELPER" write $ADDR "${dport:-1}" 64K
+	grep -q '^ok' "$tmp/good_$kind.out"
+	r=$?
+	[ $r -eq 0 ] || show "good_$kind.out" "good_$kind.err" "deaf_$kind.out"
+	ktap_result "${kind}_flood_other_connection_works" $r
+
+	kill -USR1 $dpid
+	wait_for "grep -q '^reaped' '$tmp/deaf_$kind.out'" 30
+	kill -USR1 $epid 2>/dev/null
+	wait $epid
+	erc=$?
+	case $kind in
+	writedone) want="windows 0 revoked 0 imm $n recv 0" ;;
+	advrevoke) want="windows $(((n + 1) / 2)) revoked $((n / 2)) imm 0 recv 0" ;;
+	send) want="windows 0 revoked 0 imm 0 recv $n" ;;
+	esac
+	grep -q "^reaped $want disconnected 1 order 1\$" "$tmp/deaf_$kind.out" && [ $erc -eq 0 ]
+	r=$?
+	[ $r -eq 0 ] || { ktap_diag "want 'reaped $want disconnected 1 order 1', evil_peer exit $erc"; show "deaf_$kind.out" "flood_$kind.out" "flood_$kind.err"; }
+	ktap_result "${kind}_flood_nothing_lost_not_dropped" $r
+	kill $dpid 2>/dev/null
+	wait $dpid 2>/dev/null
+
+	before=$(protocol_errors 2>"$tmp/stats.err")
+	run "flood_serve_$kind" timeout 60 "$EVIL" $ADDR $PORT flood "$kind" 3
+	after=$(protocol_errors 2>"$tmp/stats.err")
+	# shellcheck disable=SC2046 # numbers, split on purpose
+	set -- $(sed -n 's/^sent \([0-9]*\) held \([01]\) credits \([0-9]*\)$/\1 \2 \3/p' "$tmp/flood_serve_$kind.out" | tail -n 1)
+	[ $rc -eq 0 ] && [ "${2:-1}" -eq 0 ] && [ "${1:-0}" -gt $((${3:-0} + 64)) ] &&
+		[ -n "$before" ] && [ "$after" = "$before" ]
+	r=$?
+	ktap_diag "$kind flood against serve: ${1:-?} messages in 3 s, exit $rc, protocol_errors $before -> $after"
+	[ $r -eq 0 ] || show "flood_serve_$kind.out" "flood_serve_$kind.err"
+	ktap_result "${kind}_flood_paced_by_reaping" $r
+done
+still_serves send_after_floods
+ktap_result "server_unaffected_by_floods" $r
+
+# (i) a peer that opens connections and never uses them, from 2001:db8::1:
+# serve keeps 32 of them (--max-per-host) and closes the others as soon as
+# it accepts them, and a client from another address (192.0.2.1) is served
+# meanwhile; the kept ones stay up.
+"$EVIL" 2001:db8::1 $PORT conns 40 120 >"$tmp/unused.out" 2>"$tmp/unused.err" &
+epid=$!
+wait_for "grep -q '^holding' '$tmp/unused.out'" 120
+# shellcheck disable=SC2046 # numbers, split on purpose
+set -- $(sed -n 's/^connected \([0-9]*\) refused \([0-9]*\)$/\1 \2/p' "$tmp/unused.out")
+k=${1:-0}
+grep -q "^holding 32 dropped $((k - 32))\$" "$tmp/unused.out"
+r=$?
+ktap_diag "unused connections: $(tr '\n' ' ' <"$tmp/unused.out")"
+[ $r -eq 0 ] || show unused.out unused.err serve.err
+ktap_result "unused_connections_capped_per_host" $r
+still_serves send_during_unused
+kill -USR1 $epid 2>/dev/null
+wait $epid
+erc=$?
+[ $r -eq 0 ] && [ $erc -eq 0 ] && grep -q "^end kept 32 dropped $((k - 32))\$" "$tmp/unused.out"
+r=$?
+[ $r -eq 0 ] || { ktap_diag "evil_peer conns exit $erc"; show unused.out unused.err; }
+ktap_result "other_host_served_during_unused_connections" $r
+
 kill "$srv" "$srv2" 2>/dev/null
 wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (h) the kernel log (since our marker) has no WARNING or BUG
+# (j) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"

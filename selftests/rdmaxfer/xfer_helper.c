@@ -33,6 +33,15 @@
  *	connect, wait for the server's window, expose a 1 MiB buffer of ours
  *	to the server, print "idle CONN" and do nothing more until the
  *	connection goes down: "disconnected status S" and exit 0.
+ *   xfer_helper deaf ADDR PORT SIZE
+ *	listen on ADDR:PORT (0: any port), print "listening PORT"; ACCEPT every
+ *	client and expose a SIZE-byte window (READ | WRITE) to it ("accepted
+ *	ID"), but never REAP: the events peers cause pile up.  At SIGUSR1,
+ *	REAP everything queued (RECV every message) and print one line
+ *	"reaped windows W revoked R imm I recv M disconnected D order O",
+ *	O 1 if the windows, revocations, immediates and messages came in
+ *	sequence (evil_peer flood numbers them 0, 1, ...; windows from 1),
+ *	else 0; then sleep until killed.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -44,6 +53,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +446,95 @@ static int stall(unsigned int index)
 	return 1;
 }
 
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
+/* deaf: reap what piled up, check it is all there and in order */
+static void deaf_reap(void)
+{
+	unsigned long win = 0, rev = 0, imm = 0, msgs = 0, disc = 0;
+	struct rdmaxfer_completion c;
+	char m[64], want[64];
+	int order = 1, e;
+
+	while (reap1(&c, 0)) {
+		switch (c.opcode) {
+		case RDMAXFER_EVENT_WINDOW:
+			order &= c.window_id == ++win;
+			break;
+		case RDMAXFER_EVENT_WINDOW_REVOKED:
+			order &= c.window_id == ++rev;
+			break;
+		case RDMAXFER_EVENT_WRITE_IMM:
+			order &= c.imm_data == imm++;
+			break;
+		case RDMAXFER_EVENT_RECV: {
+			struct rdmaxfer_recv r = {
+				.size = sizeof(r), .conn_id = c.conn_id, .length = sizeof(m) - 1,
+				.addr = U64_PTR(m),
+			};
+
+			e = xioctl(RDMAXFER_IOC_RECV, &r);
+			if (e)
+				die("RECV", e);
+			m[r.length] = 0;
+			snprintf(want, sizeof(want), "flood %08lu\n", msgs++);
+			order &= !strcmp(m, want);
+			break;
+		}
+		case RDMAXFER_EVENT_DISCONNECTED:
+			disc++;
+			break;
+		}
+	}
+	printf("reaped windows %lu revoked %lu imm %lu recv %lu disconnected %lu order %d\n",
+	       win, rev, imm, msgs, disc, order);
+}
+
+static void __attribute__((noreturn)) deaf(const char *host, unsigned int port, __u64 size)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	void *mem = map(size);
+	__u32 buf = reg(mem, size);
+	int e;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	while (!got_usr1) {
+		struct rdmaxfer_accept a = {
+			.size = sizeof(a), .listen_id = l.listen_id, .timeout_ns = SEC / 5,
+		};
+		struct rdmaxfer_expose x = {
+			.size = sizeof(x), .buf_id = buf, .length = size,
+			.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE,
+		};
+
+		e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
+		if (e == ETIMEDOUT || e == EINTR)
+			continue;
+		if (e)
+			die("ACCEPT", e);
+		x.conn_id = a.conn_id;
+		e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+		if (e)
+			printf("expose %u: %s\n", a.conn_id, strerror(e));
+		else
+			printf("accepted %u\n", a.conn_id);
+	}
+	deaf_reap();
+	for (;;)
+		pause();
+}
+
 static void __attribute__((noreturn)) park(const char *host, unsigned int port,
 					  unsigned int backlog)
 {
@@ -505,7 +604,9 @@ int main(int argc, char **argv)
 		park(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "conns"))
 		conns(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (!strcmp(argv[1], "deaf"))
+		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | conns ADDR PORT N | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | hold | probe | stall INDEX\n");
 	return 2;
 }

@@ -3,12 +3,16 @@
  * rdmaxfer serve - the server of write, read and send.
  *
  * serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE] [--out FILE]
- *       [--count N] [--json]
+ *       [--count N] [--max-per-host N] [--json]
  *
  * Listens on ADDR (default "::", which takes IPv4 and IPv6 clients; if IPv6
  * is not available, 0.0.0.0) and serves any number of clients at the same
  * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
  * one event loop on one open file: poll, then REAP completions and events.
+ * One peer address may hold at most --max-per-host of them (default
+ * SERVE_PER_HOST, half the slots): a client that opens connections it never
+ * uses cannot take every slot, its extra connections are closed as soon as
+ * they are accepted ("refused") while other hosts are still served.
  *
  * There is ONE window, shared by all connections, like one piece of remote
  * memory: at start-up --size bytes (default SERVE_DEFAULT_SIZE, 64 MiB) of
@@ -71,6 +75,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -80,6 +85,7 @@
 #include "bench.h"
 
 #define SERVE_MAX_CONNS		64
+#define SERVE_PER_HOST		32	/* default --max-per-host: bench --conns 32 fits */
 #define CTL_SLOTS		256	/* control answers in flight, all connections */
 #define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
 #define REAP_MAX		64
@@ -91,6 +97,7 @@ struct sconn {
 	uint32_t id;			/* connection id, 0: free slot */
 	uint64_t num;			/* 1, 2, ... in accept order */
 	char peer[96];
+	struct rdmaxfer_addr peer_addr;	/* ... its address, for --max-per-host */
 	uint32_t window_id;		/* its window on the shared buffer, 0: none */
 	unsigned int replies;		/* our control SENDs in flight */
 	uint64_t highest;		/* end of the highest range notified by WRITE_IMM */
@@ -130,7 +137,10 @@ struct server {
 	bool json;
 	uint64_t count;			/* 0: unlimited */
 	uint64_t accepted, finished;
+	uint64_t refused;		/* past --max-per-host */
+	double refused_said;		/* when the last "refused" line was printed */
 	unsigned int nactive;
+	unsigned int max_per_host;
 	struct sconn conns[SERVE_MAX_CONNS];
 	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
 	uint32_t ctl_buf;
@@ -329,6 +339,7 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 	sc->num = ++srv->accepted;
 	sc->start = now_sec();
 	format_addr(peer, sc->peer, sizeof(sc->peer));
+	sc->peer_addr = *peer;
 	srv->nactive++;
 
 	ex.conn_id = id;
@@ -394,6 +405,54 @@ static void finish_conn(struct server *srv, struct sconn *sc, int status)
 
 static void handle_recv(struct server *srv, struct sconn *sc);
 
+/* Do a and b name the same host (port aside; an IPv4-mapped IPv6 address is IPv4)? */
+static bool same_host(const struct rdmaxfer_addr *a, const struct rdmaxfer_addr *b)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *pa = a->addr, *pb = b->addr;
+	bool v4a = a->family == AF_INET, v4b = b->family == AF_INET;
+
+	if (!v4a && !memcmp(pa, mapped, sizeof(mapped))) {
+		pa += 12;
+		v4a = true;
+	}
+	if (!v4b && !memcmp(pb, mapped, sizeof(mapped))) {
+		pb += 12;
+		v4b = true;
+	}
+	if (v4a != v4b)
+		return false;
+	if (v4a)
+		return !memcmp(pa, pb, 4);
+	return !memcmp(pa, pb, 16) && a->scope_id == b->scope_id;
+}
+
+/*
+ * Does the host of peer hold --max-per-host connections already?  Then the
+ * new one is closed at once: the client sees it go down after it came up.
+ */
+static bool host_full(struct server *srv, uint32_t id, const struct rdmaxfer_addr *peer)
+{
+	unsigned int i, n = 0;
+	char who[96];
+
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		if (srv->conns[i].id && same_host(&srv->conns[i].peer_addr, peer))
+			n++;
+	if (n < srv->max_per_host)
+		return false;
+	srv->refused++;
+	format_addr(peer, who, sizeof(who));
+	/* one line for the first refusal of a burst, not one per connection */
+	if (srv->refused == 1 || now_sec() - srv->refused_said >= 1.0) {
+		warnx_("connection from %s refused: that host has %u connections already (--max-per-host); %llu refused so far",
+		       who, n, (unsigned long long)srv->refused);
+		srv->refused_said = now_sec();
+	}
+	close_id(srv, id);
+	return true;
+}
+
 /* Accept what the listener has queued, as far as --count and slots allow. */
 static void accept_all(struct server *srv)
 {
@@ -410,6 +469,8 @@ static void accept_all(struct server *srv)
 				warnx_("ACCEPT failed: %s", strerror(errno));
 			return;
 		}
+		if (host_full(srv, ac.conn_id, &ac.peer))
+			continue;
 		for (i = 0; i < SERVE_MAX_CONNS && srv->conns[i].id; i++)
 			;
 		setup_conn(srv, &srv->conns[i], ac.conn_id, &ac.peer);
@@ -949,7 +1010,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
-		"                      [--out FILE] [--count N] [--json]\n"
+		"                      [--out FILE] [--count N] [--max-per-host N] [--json]\n"
 		"\n"
 		"Serve 'rdmaxfer write', 'read', 'send', 'ping' and 'bench' from one\n"
 		"window of --size bytes, like one piece of remote memory: all clients WRITE\n"
@@ -970,10 +1031,13 @@ static void serve_usage(FILE *f)
 		"                a write at an offset with the window bytes before it),\n"
 		"                and append their messages to it instead of stdout\n"
 		"  --count N     exit after N client connections have ended\n"
+		"  --max-per-host N\n"
+		"                connections one client address may hold at the same\n"
+		"                time (default %u of %u); more are refused\n"
 		"  --json        one JSON object at exit (messages then go to --out or stderr)\n"
 		"\n"
 		"Without --count, serve runs until SIGINT or SIGTERM (exit 0).\n",
-		RDMAXFER_DEFAULT_PORT);
+		RDMAXFER_DEFAULT_PORT, SERVE_PER_HOST, SERVE_MAX_CONNS);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -985,6 +1049,7 @@ int cmd_serve(int argc, char **argv)
 		{ "in", required_argument, NULL, 'i' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "max-per-host", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1004,6 +1069,7 @@ int cmd_serve(int argc, char **argv)
 	srv.out_fd = -1;
 	srv.size = SERVE_DEFAULT_SIZE;
 	srv.stdout_at_bol = true;
+	srv.max_per_host = SERVE_PER_HOST;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
@@ -1029,6 +1095,12 @@ int cmd_serve(int argc, char **argv)
 			if (parse_uint(optarg, UINT64_MAX, &v) || !v)
 				return usage_error("serve ", "bad --count '%s' (a number, at least 1)", optarg);
 			srv.count = v;
+			break;
+		case 'm':
+			if (parse_uint(optarg, SERVE_MAX_CONNS, &v) || !v)
+				return usage_error("serve ", "bad --max-per-host '%s' (1 .. %u)", optarg,
+						   SERVE_MAX_CONNS);
+			srv.max_per_host = (unsigned int)v;
 			break;
 		case 'j':
 			srv.json = true;
@@ -1224,6 +1296,7 @@ int cmd_serve(int argc, char **argv)
 		json_u64("bench_bytes", srv.bench_bytes);
 		json_u64("echoed", srv.echoed);
 		json_u64("errors", srv.errors);
+		json_u64("refused", srv.refused);
 		json_u64("window", srv.size);
 		json_double("seconds", now_sec() - srv.start);
 		json_end_object();
