@@ -84,11 +84,23 @@
  * still holds a control buffer or WR room when teardown frees them.
  * Completion handlers post without it: the drain waits for them.
  *
+ * Fault injection.  Connection setup runs in rdma_cm's handlers (the
+ * listener's CONNECT_REQUEST, the client's ROUTE_RESOLVED), in kernel
+ * worker threads that a test's /proc/thread-self/fail-nth cannot reach.
+ * With CONFIG_FAULT_INJECTION, each allocation and verbs call on those
+ * paths is also a fault site of the attribute fail_rdmaxfer_cm (debugfs:
+ * /sys/kernel/debug/fail_rdmaxfer_cm/, the kernel's fault_attr; a site
+ * returns the error of the call it stands for instead of making it), so a
+ * test can fail each of them in turn: space=N-1, times=1, probability=100
+ * fails the N-th site reached, on either side.
+ *
  * Locking: see the order at the top of rdmaxfer.h.  No lock is held
  * across rdma_destroy_id() that its handler takes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
@@ -866,6 +878,49 @@ void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error)
 		rdmaxfer_obj_put_atomic(&conn->c_obj);	/* may be in softirq */
 }
 
+#ifdef CONFIG_FAULT_INJECTION
+static DECLARE_FAULT_ATTR(rdmaxfer_fail_cm);
+static struct dentry *rdmaxfer_fail_cm_dir;
+
+/* Should this fault site of connection setup fail (see "Fault injection")? */
+static bool rdmaxfer_cm_fault(void)
+{
+	return should_fail(&rdmaxfer_fail_cm, 1);
+}
+
+/**
+ * rdmaxfer_fault_init - publish fail_rdmaxfer_cm in debugfs
+ *
+ * Without debugfs the attribute stays off (probability 0): nothing fails.
+ */
+void rdmaxfer_fault_init(void)
+{
+	struct dentry *d = fault_create_debugfs_attr("fail_rdmaxfer_cm", NULL,
+						     &rdmaxfer_fail_cm);
+
+	rdmaxfer_fail_cm_dir = IS_ERR(d) ? NULL : d;
+}
+
+/** rdmaxfer_fault_exit - remove what rdmaxfer_fault_init() made */
+void rdmaxfer_fault_exit(void)
+{
+	debugfs_remove_recursive(rdmaxfer_fail_cm_dir);
+}
+#else
+static bool rdmaxfer_cm_fault(void)
+{
+	return false;
+}
+
+void rdmaxfer_fault_init(void)
+{
+}
+
+void rdmaxfer_fault_exit(void)
+{
+}
+#endif
+
 static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 {
 	struct rdmaxfer_conn *conn;
@@ -901,7 +956,7 @@ static int rdmaxfer_ctrl_init(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	struct ib_device *ib = conn->c_dev->rd_ib;
 
 	ct->ct_conn = conn;
-	ct->ct_buf = kzalloc(RDMAXFER_CTRL_SIZE, GFP_KERNEL_ACCOUNT);
+	ct->ct_buf = rdmaxfer_cm_fault() ? NULL : kzalloc(RDMAXFER_CTRL_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!ct->ct_buf)
 		return -ENOMEM;
 	ct->ct_dma = ib_dma_map_single(ib, ct->ct_buf, RDMAXFER_CTRL_SIZE, dir);
@@ -985,7 +1040,8 @@ void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn)
 
 /*
  * Attach to the cm_id's device and create the QP, CQs and control buffers;
- * post the receives.  On failure the caller tears down (or frees).
+ * post the receives.  On failure the caller tears down (or frees).  Runs in
+ * rdma_cm's handlers only: each step is a fault site (see "Fault injection").
  */
 static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 {
@@ -1006,10 +1062,10 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	}
 	ib = rd->rd_ib;
 	conn->c_port = id->port_num;
-	ret = ib_query_port(ib, conn->c_port, &pattr);
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : ib_query_port(ib, conn->c_port, &pattr);
 	if (ret)
 		return ret;
-	conn->c_pd = ib_alloc_pd(ib, 0);
+	conn->c_pd = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) : ib_alloc_pd(ib, 0);
 	if (IS_ERR(conn->c_pd)) {
 		ret = PTR_ERR(conn->c_pd);
 		conn->c_pd = NULL;
@@ -1021,13 +1077,15 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 
 	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE + 3 * RDMAXFER_RW_CTXS;
 	/* see "Queue pair" above for the two poll contexts */
-	conn->c_scq = ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_SOFTIRQ);
+	conn->c_scq = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) :
+		      ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->c_scq)) {
 		ret = PTR_ERR(conn->c_scq);
 		conn->c_scq = NULL;
 		return ret;
 	}
-	conn->c_rcq = ib_cq_pool_get(ib, RDMAXFER_RECV_DEPTH + 1, -1, IB_POLL_WORKQUEUE);
+	conn->c_rcq = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) :
+		      ib_cq_pool_get(ib, RDMAXFER_RECV_DEPTH + 1, -1, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->c_rcq)) {
 		ret = PTR_ERR(conn->c_rcq);
 		conn->c_rcq = NULL;
@@ -1046,7 +1104,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS;
-	ret = rdma_create_qp(id, conn->c_pd, &attr);
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_create_qp(id, conn->c_pd, &attr);
 	if (ret)
 		return ret;
 	conn->c_qp = id->qp;
@@ -1064,7 +1122,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 		ret = rdmaxfer_ctrl_init(conn, &conn->c_recvs[i], DMA_FROM_DEVICE);
 		if (ret)
 			return ret;
-		ret = rdmaxfer_post_recv(conn, &conn->c_recvs[i]);
+		ret = rdmaxfer_cm_fault() ? -ENOMEM : rdmaxfer_post_recv(conn, &conn->c_recvs[i]);
 		if (ret)
 			return ret;
 	}
@@ -1241,7 +1299,7 @@ static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm
 	rdmaxfer_conn_addrs(conn, id);
 	rdmaxfer_conn_params(conn, &param, &hello);
 	rdmaxfer_ka_init(conn, id);
-	return rdma_connect_locked(id, &param);
+	return rdmaxfer_cm_fault() ? -ENOMEM : rdma_connect_locked(id, &param);
 }
 
 /* Client: the server accepted; check its hello. */
@@ -1419,7 +1477,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	struct ib_device_attr *a;
 	int ret;
 
-	conn = rdmaxfer_conn_alloc(l->l_obj.file);
+	conn = rdmaxfer_cm_fault() ? NULL : rdmaxfer_conn_alloc(l->l_obj.file);
 	if (!conn)
 		goto reject;
 	if (rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
@@ -1448,7 +1506,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	rdmaxfer_conn_addrs(conn, id);
 	rdmaxfer_conn_limits(conn);
 	/* its id, for the events of messages that may beat ESTABLISHED */
-	ret = rdmaxfer_obj_reserve(&conn->c_obj);
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret)
 		goto reject_later;
 
@@ -1461,7 +1519,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 					 (int)ev->param.conn.initiator_depth);
 	param.initiator_depth = min3(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM,
 				     (int)ev->param.conn.responder_resources);
-	ret = rdma_accept(id, &param);
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
 		rdmaxfer_conn_fail(conn, ret);
 		rdmaxfer_obj_put(&conn->c_obj);

@@ -5,7 +5,8 @@
  *
  * Design: this file only loads and unloads the module.  Load order is the
  * workqueue, the devices (the ib_client replays .add for every existing
- * RDMA device), then the character device, so the first ioctl already sees
+ * RDMA device), the fault-injection attribute (debug kernels, conn.c), then
+ * the character device, so the first ioctl already sees
  * every device.  Unload is the reverse.  No file can be open at unload: each
  * open file holds a module reference, so by then every per-file object is
  * gone (release() tears connections down synchronously) and the ib_client
@@ -31,13 +32,15 @@ static int __init rdmaxfer_init(void)
 	ret = rdmaxfer_device_init();
 	if (ret)
 		goto out_wq;
+	rdmaxfer_fault_init();
 	ret = rdmaxfer_chardev_init();
 	if (ret)
-		goto out_devices;
+		goto out_fault;
 	pr_info("version %s loaded (ABI %u)\n", RDMAXFER_VERSION, RDMAXFER_ABI_VERSION);
 	return 0;
 
-out_devices:
+out_fault:
+	rdmaxfer_fault_exit();
 	rdmaxfer_device_exit();
 out_wq:
 	destroy_workqueue(rdmaxfer_wq);
@@ -47,6 +50,7 @@ out_wq:
 static void __exit rdmaxfer_exit(void)
 {
 	rdmaxfer_chardev_exit();
+	rdmaxfer_fault_exit();
 	rdmaxfer_device_exit();
 	destroy_workqueue(rdmaxfer_wq);
 	pr_info("unloaded\n");

@@ -645,6 +645,8 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
+void rdmaxfer_fault_init(void);
+void rdmaxfer_fault_exit(void);
 void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
 void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
 int rdmaxfer_close(struct rdmaxfer_file *rf, void *arg);

@@ -28,9 +28,14 @@
  * pool, so most of the "absorbed" faults are those.
  *
  * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE, REVOKE, SUBMIT of each
- * operation, CLOSE of a connection and of a listener.  Not covered: the
- * passive side's setup (rdma_cm's CONNECT_REQUEST handler), which runs in a
- * kernel worker thread that fail-nth, a per-thread setting, cannot reach.
+ * operation, CLOSE of a connection and of a listener.  Connection setup in
+ * rdma_cm's handlers (the listener's CONNECT_REQUEST: the passive side; the
+ * client's ROUTE_RESOLVED) runs in kernel worker threads that fail-nth, a
+ * per-thread setting, cannot reach: the module makes each allocation and
+ * verbs call there a site of its own fault attribute (debugfs
+ * fail_rdmaxfer_cm, see kmod/conn.c), which the path "CM setup" sweeps the
+ * same way (space = N, times = 1: the N-th site reached fails), around a
+ * CONNECT to our own listener, so both sides' sites fail in turn.
  *
  * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC and
  * debugfs (the rig's debug kernel); skips elsewhere.  Restores the debugfs
@@ -51,9 +56,11 @@
 #define CALL_TMO	(10 * SEC)
 #define BUF_LEN		(256 * 1024)
 #define FI		"/sys/kernel/debug/"
+#define FI_CM		FI "fail_rdmaxfer_cm/"
 
 static const char *addr4 = "192.0.2.1";
 static int nth_fd = -1;
+static int cm_mode;		/* arm fail_rdmaxfer_cm instead of fail-nth */
 
 /* --- fault injection settings ------------------------------------------- */
 
@@ -124,12 +131,32 @@ static const char *fi_setup(void)
 	return NULL;
 }
 
-/* Arm: the n-th fault site this thread reaches fails. */
+/*
+ * fail_rdmaxfer_cm: the n-th site reached fails, once (n = 0: off).  With
+ * space n, the sites before it pass (each takes 1 from space), and it fails
+ * where space is down to 1.
+ */
+static void cm_arm(unsigned int n)
+{
+	char b[16];
+
+	snprintf(b, sizeof(b), "%u", n);
+	if (put_str(FI_CM "probability", "0") || put_str(FI_CM "times", "1") ||
+	    put_str(FI_CM "space", b) || put_str(FI_CM "interval", "1") ||
+	    put_str(FI_CM "verbose", "0") || (n && put_str(FI_CM "probability", "100")))
+		ksft_exit_fail_msg("setting " FI_CM ": %s\n", strerror(errno));
+}
+
+/* Arm: the n-th fault site this thread (cm_mode: connection setup) reaches fails. */
 static void nth_arm(unsigned int n)
 {
 	char b[16];
 	int len = snprintf(b, sizeof(b), "%u", n);
 
+	if (cm_mode) {
+		cm_arm(n);
+		return;
+	}
 	if (pwrite(nth_fd, b, len, 0) != len)
 		ksft_exit_fail_msg("write fail-nth: %s\n", strerror(errno));
 }
@@ -140,6 +167,12 @@ static int nth_fired(void)
 	char b[16] = "";
 	int fired;
 
+	if (cm_mode) {
+		if (get_str(FI_CM "times", b, sizeof(b)))
+			ksft_exit_fail_msg("reading " FI_CM "times: %s\n", strerror(errno));
+		cm_arm(0);
+		return atoi(b) == 0;
+	}
 	if (pread(nth_fd, b, sizeof(b) - 1, 0) <= 0)
 		ksft_exit_fail_msg("read fail-nth: %s\n", strerror(errno));
 	fired = atoi(b) == 0;
@@ -683,7 +716,7 @@ int main(int argc, char **argv)
 	if (setup())
 		ksft_exit_fail_msg("setting up a connection on %s failed: %s\n", addr4,
 				   strerror(errno));
-	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) + 1);
+	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) + 2);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		sweep(&paths[i]);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -691,6 +724,16 @@ int main(int argc, char **argv)
 
 		op_kind = ops[i].op;
 		sweep(&p);
+	}
+	if (access(FI_CM "space", F_OK)) {
+		ksft_test_result_skip("CM setup: no " FI_CM " (a module without it, or no debugfs)\n");
+	} else {
+		struct path p = { "CM setup", NULL, call_connect, no_new_conn, undo_connect };
+
+		cm_mode = 1;
+		sweep(&p);
+		cm_mode = 0;
+		cm_arm(0);
 	}
 	ksft_test_result(works_after(), "works_after\n");
 	close(s.cli);
