@@ -91,8 +91,9 @@
  * paths is also a fault site of the attribute fail_rdmaxfer_cm (debugfs:
  * /sys/kernel/debug/fail_rdmaxfer_cm/, the kernel's fault_attr; a site
  * returns the error of the call it stands for instead of making it), so a
- * test can fail each of them in turn: space=N-1, times=1, probability=100
- * fails the N-th site reached, on either side.
+ * test can fail each of them in turn: space=N, times=1, probability=100
+ * fails the N-th site reached, on either side (the sites before it each
+ * take 1 from space).
  *
  * Locking: see the order at the top of rdmaxfer.h.  No lock is held
  * across rdma_destroy_id() that its handler takes.

@@ -16,7 +16,8 @@
 # peer flooding valid messages is held back by credits (bounded kernel
 # memory) without losing a message, while another connection of the same
 # file works; one that opens connections it never uses gets no more than
-# serve's --max-per-host while other hosts are served.  At the end the
+# serve's --max-per-host while other hosts are served, and no more than the
+# backlog of a listener that does not accept.  At the end the
 # kernel log of this test has no WARNING or BUG.
 # Runs in the single guest (rxe0 on veth0, 192.0.2.1).
 . "$(dirname "$0")/lib.sh"
@@ -75,10 +76,10 @@ protocol_errors()
 kmsg_mark
 
 # 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
-# (h) 4 per flood kind and 1; (i) 2
+# (h) 4 per flood kind and 1; (i) 2; (j) 1
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2))
+ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -287,12 +288,29 @@ r=$?
 [ $r -eq 0 ] || { ktap_diag "evil_peer conns exit $erc"; show unused.out unused.err; }
 ktap_result "other_host_served_during_unused_connections" $r
 
+# (j) the kernel's own budget for connections nobody accepts: a listener
+# with a backlog of 8 that never ACCEPTs (xfer_helper park) completes 8 of
+# evil_peer's 20 connections and rejects the other 12 at once
+"$HELPER" park $ADDR 0 8 >"$tmp/park.out" 2>&1 &
+dpid=$!
+wait_for "grep -q '^listening' '$tmp/park.out'" 10
+pport=$(sed -n 's/^listening //p' "$tmp/park.out")
+run unaccepted timeout 120 "$EVIL" $ADDR "${pport:-1}" conns 20 2
+grep -q '^connected 8 refused 12$' "$tmp/unaccepted.out"
+r=$?
+ktap_diag "unaccepted connections: $(tr '\n' ' ' <"$tmp/unaccepted.out")"
+[ $r -eq 0 ] || show unaccepted.out unaccepted.err park.out
+ktap_result "unaccepted_connections_bounded_by_backlog" $r
+kill $dpid 2>/dev/null
+wait $dpid 2>/dev/null
+dpid=
+
 kill "$srv" "$srv2" 2>/dev/null
 wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (j) the kernel log (since our marker) has no WARNING or BUG
+# (k) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"

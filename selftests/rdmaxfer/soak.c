@@ -18,7 +18,9 @@
  *  - a call that fails says so with an errno of a vanished device or
  *    connection or a refused connect, never one that blames its arguments
  *    (EINVAL, EFAULT, ENOTTY, EBADF, E2BIG) and never ENOENT for an id it
- *    was just given (ids stay until CLOSE);
+ *    was just given (ids stay until CLOSE; a window's goes with its
+ *    connection's teardown, so REVOKE may say ENOENT once the connection
+ *    is down, and only then);
  *  - afterwards, with rxe0 back, a clean round works.
  * Pins, RDMA objects, kmemleak and the kernel log are the runner's
  * post-check and dmesg_check.sh's.  Prints the rounds done, the operations
@@ -139,6 +141,14 @@ static int take_ops(int fd, unsigned int posted, int *failed)
 	return got == posted ? 0 : -1;
 }
 
+/* Is connection @id of @fd down (or gone with its device)? */
+static int conn_down(int fd, __u32 id)
+{
+	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .conn_id = id };
+
+	return ioctl(fd, RDMAXFER_IOC_QUERY_CONN, &ci) || ci.state == RDMAXFER_CONN_DISCONNECTED;
+}
+
 /* One round; returns 1 if every step succeeded. */
 static int round_trip(unsigned char *cmem, unsigned char *smem)
 {
@@ -208,9 +218,13 @@ static int round_trip(unsigned char *cmem, unsigned char *smem)
 	else
 		ops_ok += posted;
 	pthread_mutex_unlock(&stats_lock);
-	/* after a failure the connection's teardown may have taken the window */
+	/*
+	 * The connection's teardown takes its windows: after a failed
+	 * operation, or when rxe0 went away after the operations completed.
+	 * ENOENT is right then, and only then.
+	 */
 	e = do_revoke(srv, win);
-	if (e && e != ENOTCONN && !(failed && e == ENOENT))
+	if (e && e != ENOTCONN && !(e == ENOENT && (failed || conn_down(srv, sconn))))
 		count_err(S_REVOKE, e);
 	ok = !failed && !e && posted == NOPS;
 out:
