@@ -12,6 +12,9 @@
 #                     the same on the debug guest kernel (KASAN, lockdep, kmemleak,
 #                     UBSAN, fault injection), built from linux-source-6.1 on first
 #                     use (~30 min) and cached; no lint (the stock run lints)
+#   make check KERNEL=6.12
+#                     the same on the newest 6.12 of bookworm-backports, fetched
+#                     with its headers into ~/.cache/rdmaxfer on first use
 #   make demo         install what is missing, build, boot the guest and show
 #                     what the module sees
 #   make shell        an interactive guest console with everything loaded
@@ -30,7 +33,8 @@
 # Build output goes to build/ (and the module to kmod/, as kbuild wants).
 
 RIG		:= tools/vm/rig.sh
-# The guest kernel: stock (Debian 12's 6.1) or debug (tools/vm/debug-kernel.sh).
+# The guest kernel: stock (Debian 12's 6.1), debug (tools/vm/debug-kernel.sh) or
+# 6.12 (bookworm-backports).
 KERNEL		?= stock
 export RIG_KERNEL := $(KERNEL)
 # (a $(shell) does not see exported variables: say RIG_KERNEL here)

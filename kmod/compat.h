@@ -8,10 +8,12 @@
  * removed.  The code elsewhere is written against the newest API.
  *
  * 6.1 has every interface the module uses today; what is here works around
- * a provider bug that no interface reveals.
+ * a provider bug and a change of GUP's policy that no interface reveals.
  */
 #ifndef RDMAXFER_COMPAT_H
 #define RDMAXFER_COMPAT_H
+
+#include <linux/mm.h>
 
 /*
  * RDMAXFER_MR_SPARE_PAGES - page-list entries allocated in every window MR
@@ -29,5 +31,31 @@
  * and the spare costs one entry per MR, so it is kept on every kernel.
  */
 #define RDMAXFER_MR_SPARE_PAGES	1
+
+/**
+ * rdmaxfer_gup_refuses_longterm_write - does GUP refuse to pin @vma for us?
+ * @vma: a file mapping REG_BUF would pin with FOLL_LONGTERM | FOLL_WRITE
+ *
+ * Since 6.5 (upstream 8ac268436e6d) pin_user_pages*() refuses long-term
+ * writable pins of a shared writable file mapping that needs dirty
+ * tracking: one whose file system writes back (refused by REG_BUF on every
+ * kernel) or whose vm_ops has page_mkwrite or pfn_mkwrite, as ramfs has
+ * through generic_file_vm_ops.  The pin then fails with EFAULT, which would
+ * blame the caller's address.  GUP's predicate is internal to mm/, so no
+ * interface reveals the change: Kbuild defines RDMAXFER_GUP_NO_NOTIFY_PINS
+ * from the kernel's version.  With it, REG_BUF says EOPNOTSUPP for such
+ * memory before pinning anything.
+ *
+ * Return: true if the pin would be refused for want of dirty tracking.
+ */
+static inline bool rdmaxfer_gup_refuses_longterm_write(struct vm_area_struct *vma)
+{
+#ifdef RDMAXFER_GUP_NO_NOTIFY_PINS
+	return (vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
+	       vma->vm_ops && (vma->vm_ops->page_mkwrite || vma->vm_ops->pfn_mkwrite);
+#else
+	return false;
+#endif
+}
 
 #endif /* RDMAXFER_COMPAT_H */

@@ -47,8 +47,10 @@
 /*
  * Is every byte of [start, end) in memory that may be pinned long-term?
  * Anonymous, shmem/memfd and hugetlbfs memory may; page cache of a file
- * that needs writeback may not (the pin would fight writeback).  *writable
- * tells whether every mapping of the range is writable.
+ * that needs writeback may not (the pin would fight writeback), nor, on
+ * kernels whose GUP refuses it, a shared mapping that needs write
+ * notification (compat.h).  *writable tells whether every mapping of the
+ * range is writable.
  */
 static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsigned long end,
 			       bool *writable)
@@ -63,7 +65,8 @@ static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsign
 			ret = -EFAULT;
 			break;
 		}
-		if (vma->vm_file && mapping_can_writeback(vma->vm_file->f_mapping)) {
+		if (vma->vm_file && (mapping_can_writeback(vma->vm_file->f_mapping) ||
+				     rdmaxfer_gup_refuses_longterm_write(vma))) {
 			ret = -EOPNOTSUPP;
 			break;
 		}

@@ -11,9 +11,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include <linux/rdmaxfer.h>
@@ -51,6 +53,17 @@ static inline struct rdmaxfer_addr mkaddr(const char *host, __u16 port)
 }
 
 /* Anonymous memory, page aligned; NULL on failure. */
+/* Is the running kernel at least major.minor (for behaviour no interface reveals)? */
+static inline int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
+
 static inline unsigned char *map_anon(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

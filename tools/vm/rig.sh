@@ -82,9 +82,14 @@
 #          injection (tools/vm/debug.config), built once by tools/vm/debug-kernel.sh into
 #          $RDMAXFER_CACHE/debug/; RDMA core, virtio and crc32 are built in there. Default
 #          RIG_TIMEOUT 3600; the guest runner scans kmemleak after every test file.
+#   6.12   the newest 6.12 of bookworm-backports (linux-image-<krel>-unsigned, and its
+#          headers, kbuild and common headers to build against, unpacked into
+#          $RDMAXFER_CACHE/kernel/<abi>/), fetched through a private apt configuration
+#          in $RDMAXFER_CACHE/apt/<suite>/ (the host's sources are not touched; its
+#          lists are refreshed by setup when older than a day). Builds with bookworm's gcc.
 #
 # Environment
-#   RIG_KERNEL=stock|debug   the guest kernel (see above)
+#   RIG_KERNEL=stock|debug|6.12   the guest kernel (see above)
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
@@ -113,7 +118,7 @@ export LC_ALL=C
 RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
               rdmacm-utils perftest jq xz-utils)
 DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev
-          linux-perf gnuplot-nox)   # + linux-headers-<abi>-amd64
+          linux-perf gnuplot-nox dwarves)   # + linux-headers-<abi>-amd64 (stock)
 # Kernel modules (with their dependencies) put into the initramfs.
 GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
@@ -155,7 +160,51 @@ abi_from_apt_cached() {
     [[ -n $a ]] && { mkdir -p "$CACHE" && printf '%s\n%s\n' "$key" "$a" >"$f"; } 2>/dev/null
     echo "$a"
 }
+# ---------------------------------------------------------------- kernels of other suites
+
+# RIG_KERNEL -> the Debian suite its kernel comes from
+declare -A SUITE_OF=([6.12]=bookworm-backports)
+other_suite() { [[ -n ${SUITE_OF[$RIG_KERNEL]:-} ]]; }
+# The host's Debian mirror (deb822 or one-line sources), for the private sources list.
+host_mirror() {
+    local u
+    u=$(sed -n 's/^URIs: *\([^ ]*\/debian\)\/\{0,1\} *$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 || true)
+    [[ -n $u ]] || u=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\/debian\)\/\{0,1\} .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n1 || true)
+    echo "${u:-http://deb.debian.org/debian}"
+}
+# apt-get/apt-cache options that use only the private configuration of the suite.
+suite_opts() {
+    local a=$CACHE/apt/${SUITE_OF[$RIG_KERNEL]}
+    SUITE_OPT=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=-
+               -o "Dir::State::lists=$a/lists" -o "Dir::Cache=$a/cache")
+    ((EUID == 0)) && SUITE_OPT+=(-o APT::Sandbox::User=root)
+    return 0
+}
+suite_update() {   # refresh the suite's private lists when missing or older than a day
+    local a=$CACHE/apt/${SUITE_OF[$RIG_KERNEL]}
+    suite_opts
+    if [[ -z $(find "$a/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null) ]]; then
+        mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(host_mirror) ${SUITE_OF[$RIG_KERNEL]} main" \
+            >"$a/sources.list"
+        say "apt-get update (${SUITE_OF[$RIG_KERNEL]}, private lists in $a)"
+        apt-get "${SUITE_OPT[@]}" update -qq >&2 || die "apt-get update of ${SUITE_OF[$RIG_KERNEL]} failed"
+    fi
+}
+suite_abi() {   # the newest RIG_KERNEL.N+debNN that the suite's linux-image-amd64 depends on
+    suite_opts
+    apt-cache "${SUITE_OPT[@]}" show linux-image-amd64 2>/dev/null |
+        sed -n "s/^Depends: linux-image-\(${RIG_KERNEL//./\\.}\.[^ ]*\)-amd64 .*/\1/p" |
+        sort -V | tail -n1 || true
+}
+
 resolve_abi() {   # sets ABI (6.1.0-NN) and KREL (6.1.0-NN-amd64); debug: DEBUG_DIR too
+    if other_suite; then
+        ABI=$(suite_abi)
+        [[ -n $ABI ]] || return 1
+        KREL=$ABI-amd64
+        return 0
+    fi
     if [[ $RIG_KERNEL == debug ]]; then
         DEBUG_DIR=$("$RIG_DIR/debug-kernel.sh" dir 2>/dev/null) || return 1
         KREL=$(cat "$DEBUG_DIR/krel") ABI=$KREL
@@ -201,6 +250,13 @@ ensure_pkgs() {
 
 # Resolve the ABI for setup: refresh apt's lists once if apt cannot tell.
 setup_abi() {
+    if other_suite; then
+        suite_update
+        ABI=$(suite_abi)
+        [[ -n $ABI ]] || die "no $RIG_KERNEL kernel in ${SUITE_OF[$RIG_KERNEL]}"
+        KREL=$ABI-amd64
+        return 0
+    fi
     if [[ $RIG_KERNEL == debug ]]; then
         DEBUG_DIR=$("$RIG_DIR/debug-kernel.sh" build) || die "the debug kernel did not build"
         KREL=$(cat "$DEBUG_DIR/krel") ABI=$KREL
@@ -220,6 +276,7 @@ fetch_kernel() {
     [[ $RIG_KERNEL == debug ]] && return 0   # built by setup_abi
     dir=$(kernel_dir)
     [[ -e $dir/.complete ]] && return 0
+    if other_suite; then fetch_suite_kernel "$dir"; return; fi
     mkdir -p "$dir"
     if ! compgen -G "$dir/${pkg}_*.deb" >/dev/null; then
         say "downloading $pkg"
@@ -235,6 +292,31 @@ fetch_kernel() {
     dpkg -x "$dir"/"${pkg}"_*.deb "$dir"
     depmod -b "$dir" "$KREL"
     [[ -e $dir/boot/vmlinuz-$KREL ]] || die "$pkg has no boot/vmlinuz-$KREL"
+    touch "$dir/.complete"
+}
+
+# The kernel of another suite, and what building modules for it needs: its headers, the
+# common headers and kbuild, unpacked next to it (usr/src, usr/lib). The headers' Makefile
+# and symlinks name /usr/src and /usr/lib: made to point into the unpacked tree.
+fetch_suite_kernel() {
+    local dir=$1 p h
+    local pkgs=("linux-image-$KREL-unsigned" "linux-headers-$KREL" "linux-headers-$ABI-common"
+                "linux-kbuild-$ABI")
+    suite_opts
+    say "downloading ${pkgs[*]} (${SUITE_OF[$RIG_KERNEL]})"
+    mkdir -p "$dir"
+    (cd "$dir" && apt-get "${SUITE_OPT[@]}" download -qq "${pkgs[@]}" >&2) ||
+        die "cannot download the $RIG_KERNEL kernel (run: $0 setup)"
+    for p in "${pkgs[@]}"; do
+        say "unpacking $p"
+        dpkg -x "$dir/${p}"_*.deb "$dir"
+        rm -f "$dir/${p}"_*.deb
+    done
+    h=$dir/usr/src/linux-headers-$KREL
+    sed -i "s|/usr/src/|$dir/usr/src/|g" "$h/Makefile"
+    depmod -b "$dir" "$KREL"
+    [[ -e $dir/boot/vmlinuz-$KREL && -e $h/scripts/Makefile.build ]] ||
+        die "the $RIG_KERNEL packages lack boot/vmlinuz-$KREL or the kbuild scripts"
     touch "$dir/.complete"
 }
 
@@ -267,7 +349,7 @@ lock_cache() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock"; flock 9; }
 cmd_setup() {
     lock_cache
     setup_abi
-    if [[ $RIG_KERNEL == debug ]]; then
+    if [[ $RIG_KERNEL == debug ]] || other_suite; then
         ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}"
     else
         ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}" "linux-headers-$KREL"
@@ -1001,7 +1083,8 @@ usage() {
 
 for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
-[[ $RIG_KERNEL == stock || $RIG_KERNEL == debug ]] || die "RIG_KERNEL must be stock or debug"
+[[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || -n ${SUITE_OF[$RIG_KERNEL]:-} ]] ||
+    die "RIG_KERNEL must be stock, debug or one of: ${!SUITE_OF[*]}"
 TIMEOUT=$RIG_TIMEOUT
 cmd=${1:-}
 [[ -n $cmd ]] || usage 2
@@ -1012,6 +1095,11 @@ abi)   resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"; echo "$
 kdir)
     resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
     if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR/src"; exit 0; fi
+    if other_suite; then
+        echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
+        [[ -e $(kernel_dir)/.complete ]] || die "the $RIG_KERNEL kernel is not fetched: run $0 setup"
+        exit 0
+    fi
     echo "/usr/src/linux-headers-$KREL"
     [[ -d /usr/src/linux-headers-$KREL ]] || die "headers for $KREL not installed: run (as root) $0 setup" ;;
 check | pair | pair-shell | demo | run | shell)
