@@ -87,8 +87,10 @@
  * Fault injection.  Connection setup runs in rdma_cm's handlers (the
  * listener's CONNECT_REQUEST, the client's ROUTE_RESOLVED), in kernel
  * worker threads that a test's /proc/thread-self/fail-nth cannot reach.
- * With CONFIG_FAULT_INJECTION, each allocation and verbs call on those
- * paths is also a fault site of the attribute fail_rdmaxfer_cm (debugfs:
+ * With CONFIG_FAULT_INJECTION, the steps of those paths are also fault
+ * sites of the attribute fail_rdmaxfer_cm (the listener's connection
+ * allocation, id reservation and accept; on both sides port query, PD, CQs,
+ * QP, each control buffer and receive; the client's connect; debugfs:
  * /sys/kernel/debug/fail_rdmaxfer_cm/, the kernel's fault_attr; a site
  * returns the error of the call it stands for instead of making it), so a
  * test can fail each of them in turn: space=N, times=1, probability=100

@@ -56,6 +56,7 @@ static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsign
 			       bool *writable)
 {
 	struct vm_area_struct *vma;
+	bool notify = false;
 	int ret = 0;
 
 	*writable = true;
@@ -65,16 +66,20 @@ static int rdmaxfer_check_vmas(struct mm_struct *mm, unsigned long start, unsign
 			ret = -EFAULT;
 			break;
 		}
-		if (vma->vm_file && (mapping_can_writeback(vma->vm_file->f_mapping) ||
-				     rdmaxfer_gup_refuses_longterm_write(vma))) {
+		if (vma->vm_file && mapping_can_writeback(vma->vm_file->f_mapping)) {
 			ret = -EOPNOTSUPP;
 			break;
 		}
+		if (vma->vm_file && rdmaxfer_gup_refuses_longterm_write(vma))
+			notify = true;
 		if (!(vma->vm_flags & VM_WRITE))
 			*writable = false;
 		start = vma->vm_end;
 	}
 	mmap_read_unlock(mm);
+	/* refused only for a writable pin, which a read-only mapping rules out */
+	if (!ret && notify && *writable)
+		ret = -EOPNOTSUPP;
 	return ret;
 }
 

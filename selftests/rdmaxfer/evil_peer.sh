@@ -237,17 +237,20 @@ for kind in $FLOODS; do
 	kill -USR1 $epid 2>/dev/null
 	wait $epid
 	erc=$?
+	epid=
 	case $kind in
 	writedone) want="windows 0 revoked 0 imm $n recv 0" ;;
 	advrevoke) want="windows $(((n + 1) / 2)) revoked $((n / 2)) imm 0 recv 0" ;;
 	send) want="windows 0 revoked 0 imm 0 recv $n" ;;
 	esac
-	grep -q "^reaped $want disconnected 1 order 1\$" "$tmp/deaf_$kind.out" && [ $erc -eq 0 ]
+	# (the other connection's DISCONNECTED may or may not be queued yet)
+	grep -q "^reaped $want disconnected [01] order 1\$" "$tmp/deaf_$kind.out" && [ $erc -eq 0 ]
 	r=$?
-	[ $r -eq 0 ] || { ktap_diag "want 'reaped $want disconnected 1 order 1', evil_peer exit $erc"; show "deaf_$kind.out" "flood_$kind.out" "flood_$kind.err"; }
+	[ $r -eq 0 ] || { ktap_diag "want 'reaped $want disconnected 0|1 order 1', evil_peer exit $erc"; show "deaf_$kind.out" "flood_$kind.out" "flood_$kind.err"; }
 	ktap_result "${kind}_flood_nothing_lost_not_dropped" $r
 	kill $dpid 2>/dev/null
 	wait $dpid 2>/dev/null
+	dpid=
 
 	before=$(protocol_errors 2>"$tmp/stats.err")
 	run "flood_serve_$kind" timeout 60 "$EVIL" $ADDR $PORT flood "$kind" 3
@@ -271,22 +274,23 @@ ktap_result "server_unaffected_by_floods" $r
 "$EVIL" 2001:db8::1 $PORT conns 40 120 >"$tmp/unused.out" 2>"$tmp/unused.err" &
 epid=$!
 wait_for "grep -q '^holding' '$tmp/unused.out'" 120
-# shellcheck disable=SC2046 # numbers, split on purpose
-set -- $(sed -n 's/^connected \([0-9]*\) refused \([0-9]*\)$/\1 \2/p' "$tmp/unused.out")
-k=${1:-0}
-grep -q "^holding 32 dropped $((k - 32))\$" "$tmp/unused.out"
-r=$?
-ktap_diag "unused connections: $(tr '\n' ' ' <"$tmp/unused.out")"
-[ $r -eq 0 ] || show unused.out unused.err serve.err
-ktap_result "unused_connections_capped_per_host" $r
 still_serves send_during_unused
+served=$r
 kill -USR1 $epid 2>/dev/null
 wait $epid
 erc=$?
-[ $r -eq 0 ] && [ $erc -eq 0 ] && grep -q "^end kept 32 dropped $((k - 32))\$" "$tmp/unused.out"
+epid=
+# shellcheck disable=SC2046 # numbers, split on purpose
+set -- $(sed -n 's/^connected \([0-9]*\) refused \([0-9]*\)$/\1 \2/p' "$tmp/unused.out")
+k=${1:-0}
+# the count at the end, several seconds after the last connect: every
+# refusal has reached the peer by then
+[ $erc -eq 0 ] && grep -q "^end kept 32 dropped $((k - 32))\$" "$tmp/unused.out"
 r=$?
-[ $r -eq 0 ] || { ktap_diag "evil_peer conns exit $erc"; show unused.out unused.err; }
-ktap_result "other_host_served_during_unused_connections" $r
+ktap_diag "unused connections: $(tr '\n' ' ' <"$tmp/unused.out")"
+[ $r -eq 0 ] || { ktap_diag "evil_peer conns exit $erc"; show unused.out unused.err serve.err; }
+ktap_result "unused_connections_capped_per_host" $r
+ktap_result "other_host_served_during_unused_connections" $served
 
 # (j) the kernel's own budget for connections nobody accepts: a listener
 # with a backlog of 8 that never ACCEPTs (xfer_helper park) completes 8 of

@@ -106,6 +106,9 @@ static void fi_restore(void)
 {
 	unsigned int i;
 
+	/* never leave connection setup armed for the tests after this one */
+	put_str(FI_CM "probability", "0");
+
 	for (i = 0; i < NKNOBS; i++)
 		if (fi_saved[i][0])
 			put_str(fi_knobs[i][0], fi_saved[i]);

@@ -52,7 +52,6 @@ static inline struct rdmaxfer_addr mkaddr(const char *host, __u16 port)
 	return a;
 }
 
-/* Anonymous memory, page aligned; NULL on failure. */
 /* Is the running kernel at least major.minor (for behaviour no interface reveals)? */
 static inline int kernel_at_least(int major, int minor)
 {
@@ -64,6 +63,7 @@ static inline int kernel_at_least(int major, int minor)
 	return ma > major || (ma == major && mi >= minor);
 }
 
+/* Anonymous memory, page aligned; NULL on failure. */
 static inline unsigned char *map_anon(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

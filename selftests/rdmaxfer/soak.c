@@ -146,7 +146,9 @@ static int conn_down(int fd, __u32 id)
 {
 	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .conn_id = id };
 
-	return ioctl(fd, RDMAXFER_IOC_QUERY_CONN, &ci) || ci.state == RDMAXFER_CONN_DISCONNECTED;
+	if (ioctl(fd, RDMAXFER_IOC_QUERY_CONN, &ci))
+		return errno == ENOTCONN || errno == ENODEV;
+	return ci.state == RDMAXFER_CONN_DISCONNECTED;
 }
 
 /* One round; returns 1 if every step succeeded. */

@@ -297,7 +297,8 @@ fetch_kernel() {
 
 # The kernel of another suite, and what building modules for it needs: its headers, the
 # common headers and kbuild, unpacked next to it (usr/src, usr/lib). The headers' Makefile
-# and symlinks name /usr/src and /usr/lib: made to point into the unpacked tree.
+# names /usr/src/...-common: pointed into the unpacked tree (their symlinks to kbuild are
+# relative already).
 fetch_suite_kernel() {
     local dir=$1 p h
     local pkgs=("linux-image-$KREL-unsigned" "linux-headers-$KREL" "linux-headers-$ABI-common"
@@ -309,11 +310,11 @@ fetch_suite_kernel() {
         die "cannot download the $RIG_KERNEL kernel (run: $0 setup)"
     for p in "${pkgs[@]}"; do
         say "unpacking $p"
-        dpkg -x "$dir/${p}"_*.deb "$dir"
+        dpkg -x "$dir/${p}"_*.deb "$dir" || die "cannot unpack $p"
         rm -f "$dir/${p}"_*.deb
     done
     h=$dir/usr/src/linux-headers-$KREL
-    sed -i "s|/usr/src/|$dir/usr/src/|g" "$h/Makefile"
+    sed -i "s|/usr/src/|$dir/usr/src/|g" "$h/Makefile" || die "no Makefile in $h"
     depmod -b "$dir" "$KREL"
     [[ -e $dir/boot/vmlinuz-$KREL && -e $h/scripts/Makefile.build ]] ||
         die "the $RIG_KERNEL packages lack boot/vmlinuz-$KREL or the kbuild scripts"
