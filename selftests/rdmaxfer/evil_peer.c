@@ -620,30 +620,35 @@ static int send_msg(struct peer *pr, uint32_t len)
 }
 
 /*
- * Poll for up to ms for the completion of wr_id want (0 is returned, or 1
- * if it failed); receives on the way add their credits to *credits and are
- * reposted.  With want UINT64_MAX, return 0 as soon as *credits > 0.  -1:
- * nothing in time.
+ * Poll for up to ms (or until SIGUSR1) for the completion of wr_id want (0
+ * is returned, or 1 if it failed) or, with want UINT64_MAX, for a credit.
+ * Each server message received adds its credits to *credits, is reposted
+ * and, with owed, counted in *owed (a credit we owe back).  1 also when a
+ * receive is flushed or cannot be reposted (the QP is down); -1: nothing
+ * in time.
  */
-static int flood_poll(struct peer *pr, uint64_t want, int *credits, int ms)
+static int flood_poll(struct peer *pr, uint64_t want, int *credits, int *owed, int ms)
 {
 	int64_t end = now_ms() + ms;
 	struct ibv_wc wc;
 	int n;
 
-	while (now_ms() < end) {
+	while (now_ms() < end && !stop_early) {
 		n = ibv_poll_cq(pr->cq, 1, &wc);
 		if (n < 0)
 			return -1;
 		if (n == 0) {
-			usleep(200);
+			usleep(100);
 			continue;
 		}
 		if (wc.wr_id < NRECV) {
 			if (wc.status != IBV_WC_SUCCESS)
-				return 1;	/* flushed: the QP is down */
+				return 1;
 			*credits += get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE + 2);
-			post_recv(pr, (unsigned int)wc.wr_id);
+			if (post_recv(pr, (unsigned int)wc.wr_id))
+				return 1;
+			if (owed)
+				(*owed)++;
 			if (want == UINT64_MAX && *credits > 0)
 				return 0;
 			continue;
@@ -675,7 +680,7 @@ static int adv_flood(struct peer *pr)
 	for (i = 0; i < 300; i++) {
 		/* wait for a credit: the server gives them back as it reaps */
 		while (credits <= 0) {
-			r = flood_poll(pr, UINT64_MAX, &credits, STEP_TIMEOUT_MS);
+			r = flood_poll(pr, UINT64_MAX, &credits, NULL, STEP_TIMEOUT_MS);
 			if (r) {
 				/* dropped (or stuck): only right past 256 windows */
 				msg("no credit back after %d ADVERTs", i);
@@ -699,7 +704,7 @@ static int adv_flood(struct peer *pr)
 		if (post_send_msg(pr, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN))
 			return EXIT_GAVE_AWAY;
 		credits--;
-		r = flood_poll(pr, WR_SEND, &credits, STEP_TIMEOUT_MS);
+		r = flood_poll(pr, WR_SEND, &credits, NULL, STEP_TIMEOUT_MS);
 		if (r) {
 			msg("ADVERT %d did not go out", i + 1);
 			return i >= 256 ? EXIT_GOOD : EXIT_GAVE_AWAY;
@@ -711,43 +716,6 @@ static int adv_flood(struct peer *pr)
 	}
 	msg("still connected after 300 windows");
 	return EXIT_GAVE_AWAY;
-}
-
-/*
- * flood: poll up to ms for the completion of wr_id want (0, or 1 if it
- * failed) or, with want UINT64_MAX, for a credit; each server message
- * received adds its credits to *credits, is reposted and owed back (*owed).
- * 1 also when a receive is flushed (the QP went down); -1: nothing in time.
- */
-static int flood_wait(struct peer *pr, uint64_t want, int *credits, int *owed, int ms)
-{
-	int64_t end = now_ms() + ms;
-	struct ibv_wc wc;
-	int n;
-
-	while (now_ms() < end && !stop_early) {
-		n = ibv_poll_cq(pr->cq, 1, &wc);
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			usleep(100);
-			continue;
-		}
-		if (wc.wr_id < NRECV) {
-			if (wc.status != IBV_WC_SUCCESS)
-				return 1;
-			*credits += get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE + 2);
-			if (post_recv(pr, (unsigned int)wc.wr_id))
-				return 1;
-			(*owed)++;
-			if (want == UINT64_MAX && *credits > 0)
-				return 0;
-			continue;
-		}
-		if (wc.wr_id == want)
-			return wc.status == IBV_WC_SUCCESS ? 0 : 1;
-	}
-	return -1;
 }
 
 #define FLOOD_HOLD_MS	1000
@@ -814,7 +782,7 @@ static int flood(struct peer *pr, const char *kind, int secs)
 	credits = (int)pr->peer_recvs;
 	while (now_ms() < end && !stop_early) {
 		if (credits <= 0) {
-			r = flood_wait(pr, UINT64_MAX, &credits, &owed, FLOOD_HOLD_MS);
+			r = flood_poll(pr, UINT64_MAX, &credits, &owed, FLOOD_HOLD_MS);
 			if (r > 0)
 				break;
 			if (r < 0 && !stop_early) {
@@ -834,7 +802,7 @@ static int flood(struct peer *pr, const char *kind, int secs)
 		}
 		owed = 0;
 		credits--;
-		r = flood_wait(pr, WR_SEND, &credits, &owed, STEP_TIMEOUT_MS);
+		r = flood_poll(pr, WR_SEND, &credits, &owed, STEP_TIMEOUT_MS);
 		if (r)
 			break;
 		sent++;

@@ -115,14 +115,7 @@ for mode in $MODES; do
 	ktap_result "${mode}_protocol_error_counted" $r
 
 	# (c) and nothing else: serve lives on and serves a real client
-	r=1
-	if kill -0 "$srv" 2>/dev/null; then
-		run "send_$mode" timeout 60 rdmaxfer send $ADDR --port $PORT --message ok
-		r=$rc
-		[ $r -eq 0 ] || { ktap_diag "send exited $rc"; show "send_$mode.out" "send_$mode.err"; }
-	else
-		ktap_diag "serve is gone" "$(cat "$tmp/serve.out" "$tmp/serve.err")"
-	fi
+	still_serves "send_$mode"
 	ktap_result "${mode}_others_unaffected" $r
 done
 

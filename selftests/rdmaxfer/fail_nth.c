@@ -31,9 +31,9 @@
  * operation, CLOSE of a connection and of a listener.  Connection setup in
  * rdma_cm's handlers (the listener's CONNECT_REQUEST: the passive side; the
  * client's ROUTE_RESOLVED) runs in kernel worker threads that fail-nth, a
- * per-thread setting, cannot reach: the module makes each allocation and
- * verbs call there a site of its own fault attribute (debugfs
- * fail_rdmaxfer_cm, see kmod/conn.c), which the path "CM setup" sweeps the
+ * per-thread setting, cannot reach: the module makes each step there a
+ * site of its own fault attribute (debugfs fail_rdmaxfer_cm, see
+ * kmod/conn.c "Fault injection"), which the path "CM setup" sweeps the
  * same way (space = N, times = 1: the N-th site reached fails), around a
  * CONNECT to our own listener, so both sides' sites fail in turn.
  *
