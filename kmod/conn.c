@@ -1563,7 +1563,20 @@ static int rdmaxfer_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev,
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return rdmaxfer_cm_connect_request(l, id, ev);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/* a listener bound to an address of the removed device */
+		/*
+		 * A listener bound to an address of the removed device.  Returning
+		 * 1 makes rdma_cm destroy the id at once, which is only allowed
+		 * when nobody else can be using it: while LISTEN is still between
+		 * rdma_bind_addr() and its last look at the id, leave the id to
+		 * LISTEN, which fails with -ENODEV and destroys it.
+		 */
+		spin_lock(&l->l_lock);
+		if (!l->l_ready) {
+			l->l_removed = true;
+			spin_unlock(&l->l_lock);
+			return 0;
+		}
+		spin_unlock(&l->l_lock);
 		if (xchg(&l->l_id, NULL) == id) {
 			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: ENODEV */
 			rdmaxfer_obj_put(&l->l_obj);	/* the id's context */
@@ -1597,8 +1610,13 @@ static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  * @rf: the file
  * @arg: struct rdmaxfer_listen
  *
+ * The id can meet a DEVICE_REMOVAL as soon as rdma_bind_addr() has tied it
+ * to a device, before rdma_listen() has run; see rdmaxfer_cm_event() for
+ * how the two agree on who destroys it.
+ *
  * Context: process context.
- * Return: 0, -EAFNOSUPPORT, -EADDRINUSE, -EADDRNOTAVAIL, -EMFILE, -ENOMEM.
+ * Return: 0, -EAFNOSUPPORT, -EADDRINUSE, -EADDRNOTAVAIL, -EMFILE, -ENOMEM,
+ * -ENODEV (the device of the address went away meanwhile).
  */
 int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 {
@@ -1643,9 +1661,17 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 		if (ret == -EADDRNOTAVAIL)
 			ret = -EADDRINUSE;
 	}
+	if (!ret)
+		rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
+	/* from here on, a DEVICE_REMOVAL may destroy the id */
+	spin_lock(&l->l_lock);
+	if (l->l_removed)
+		ret = -ENODEV;	/* rdma_listen() saw the id's new state: -EINVAL */
+	else if (!ret)
+		l->l_ready = true;
+	spin_unlock(&l->l_lock);
 	if (ret)
 		goto out_remove;
-	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
 	cmd->listen_id = l->l_obj.id;
 	rdmaxfer_obj_publish(&l->l_obj);
 	rdmaxfer_obj_put(&l->l_obj);
@@ -1803,8 +1829,14 @@ int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg)
  *
  * Context: process context, sleeps interruptibly until the connection is
  * established, refused, or the timeout passes.
+ * A peer at the all-zero address is refused: rdma_cm would take it for a
+ * loopback to the first device and tie the id to it inside
+ * rdma_resolve_addr(), where a DEVICE_REMOVAL could destroy the id under
+ * that call.
+ *
  * Return: 0, -ECONNREFUSED (reject_reason is set), -EHOSTUNREACH,
- * -ENETUNREACH, -ETIMEDOUT, -EINTR, -ENODEV, -EMFILE, -ENOMEM.
+ * -ENETUNREACH, -ETIMEDOUT, -EINTR, -ENODEV, -EMFILE, -ENOMEM, -EINVAL (the
+ * all-zero address).
  */
 int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 {
@@ -1822,6 +1854,8 @@ int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg)
 	ret = rdmaxfer_to_sockaddr(&addr, &ss);
 	if (ret)
 		return ret;
+	if (!memchr_inv(addr.addr, 0, addr.family == AF_INET ? 4 : 16))
+		return -EINVAL;
 	tmo = cmd->timeout_ns > 0 ? max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
 	      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS);
 

@@ -506,13 +506,17 @@ struct rdmaxfer_conn {
  * @l_obj: id in the owning file and references: the id table, the
  *	cm_id's context, connections it created until accepted
  * @l_id: the rdma_cm id; NULL once destroyed
- * @l_lock: protects @l_queue, @l_queued, @l_pending, @l_closed
+ * @l_lock: protects @l_queue, @l_queued, @l_pending, @l_closed, @l_ready,
+ *	@l_removed
  * @l_queue: established connections waiting for ACCEPT
  * @l_queued: their number
  * @l_pending: connections being set up (not yet established)
  * @l_npending: their number
  * @l_backlog: most @l_queued + @l_pending allowed
  * @l_closed: the listener is being destroyed
+ * @l_ready: LISTEN is done with @l_id; a DEVICE_REMOVAL may now destroy it
+ * @l_removed: a DEVICE_REMOVAL came while LISTEN still used @l_id, which
+ *	LISTEN then destroys itself
  */
 struct rdmaxfer_listener {
 	struct rdmaxfer_obj	l_obj;
@@ -524,6 +528,8 @@ struct rdmaxfer_listener {
 	u32			l_npending;
 	u32			l_backlog;
 	bool			l_closed;
+	bool			l_ready;
+	bool			l_removed;
 };
 
 /**

@@ -3,14 +3,15 @@
 #
 # teardown.sh - transfers that end badly: the client killed mid-transfer, the
 # server killed mid-transfer, the RDMA device deleted (rdma link delete) and
-# its provider unloaded (rmmod rdma_rxe) under live connections, rmmod with
-# an open file; then rmmod when idle.  After each case nothing may
+# its provider unloaded (rmmod rdma_rxe) under live connections, the device
+# deleted under LISTENs being set up, rmmod with an open file; then rmmod
+# when idle.  After each case nothing may
 # be left: no pinned page (/proc/vmstat nr_foll_pin_acquired - released back
 # to where it started, the surviving server's VmPin unchanged), no RDMA object
 # (`rdma res show` qp, cm_id, mr, pd back to the idle counts, no CQ owned by
 # rdmaxfer), and at the end the module unloads.
 #
-# Uses xfer_helper (serve, blast, write, hold) from this directory.  Expects
+# Uses xfer_helper (serve, blast, write, relisten, hold) from this directory.  Expects
 # the rig's setup: rxe0 on veth0 with 192.0.2.1.
 . "$(dirname "$0")/lib.sh"
 
@@ -151,7 +152,7 @@ port_of()
 	sed -n 's/^listening \([0-9]*\)$/\1/p' "$T/$1.log"
 }
 
-ktap_plan 17
+ktap_plan 19
 
 # The idle state: nothing pinned (a file closed by an earlier test may still
 # be finishing its teardown: give it time), no rdmaxfer object in use.
@@ -294,6 +295,46 @@ r=$?
 stop srv
 clean && [ $r -eq 0 ]
 ktap_result "provider_unload_nothing_left_and_back" $?
+
+# 3c. LISTEN races rxe0's removal: rdma_cm reports DEVICE_REMOVAL for an id
+#    bound to rxe0's address while LISTEN still has it between rdma_bind_addr
+#    and rdma_listen.  The call fails with ENODEV (or succeeds), never uses
+#    the id after the core destroyed it (a KASAN use-after-free in
+#    rdma_listen before the fix, or EINVAL from its freed state), and
+#    nothing is left.
+#    The helpers loop until told to stop (SIGUSR1): a removal under KASAN
+#    takes seconds.
+kmsg_mark
+for i in 1 2 3; do
+	start "rl$i" relisten "$ADDR" 600
+done
+cycles=0
+while [ $cycles -lt 8 ] && running rl1 && running rl2 && running rl3; do
+	sleep 0.$((cycles % 5 + 3))
+	rdma link delete rxe0 || break
+	sleep 0.$((cycles % 3 + 1))
+	rdma link add rxe0 type rxe netdev "$netdev" || break
+	cycles=$((cycles + 1))
+done
+rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
+r=0
+for i in 1 2 3; do
+	kill -USR1 "$(pid_of "rl$i")" 2>/dev/null
+	if gone "rl$i" 60 && [ "$rc" -eq 0 ]; then
+		sed "s/^/# rl$i: /" "$T/rl$i.log"
+	else
+		ktap_diag "relisten $i: exit status '$rc'"
+		show_log "rl$i"
+		r=1
+	fi
+done
+hits=$(kernel_log_problems)
+[ -z "$hits" ] || { ktap_diag "$hits"; r=1; }
+[ $cycles -eq 8 ] || { ktap_diag "rxe0 deleted and re-added $cycles times of 8"; r=1; }
+ktap_result "link_delete_races_listen" $r
+wait_for "rdma link show rxe0/1 | grep -q ACTIVE" 10
+clean
+ktap_result "link_delete_races_listen_nothing_left" $?
 
 # 4. rmmod is refused while a process holds the file, with or without
 #    connections, and everything keeps working

@@ -42,6 +42,13 @@
  *	O 1 if the windows, revocations, immediates and messages came in
  *	sequence (evil_peer flood numbers them 0, 1, ...; windows from 1),
  *	else 0; then sleep until killed.
+ *   xfer_helper relisten ADDR SECS
+ *	until SIGUSR1 or for at most SECS seconds, LISTEN on ADDR (any port)
+ *	and CLOSE the listener, over and over, while the test deletes the
+ *	device under it; then "relistened OK failed F" and one
+ *	"errno E count N" line per errno.  Exit 0 if every failure said the
+ *	device is gone (ENODEV), 1 if one blamed the arguments or was
+ *	anything else ("unexpected ...").
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -567,6 +574,39 @@ static void __attribute__((noreturn)) conns(const char *host, unsigned int port,
 		pause();
 }
 
+static int relisten(const char *host, int secs)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	unsigned long ok = 0, failed = 0, count[256] = { 0 };
+	struct timespec t;
+	int e, bad = 0;
+	__s64 end;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	end = t.tv_sec * SEC + t.tv_nsec + secs * SEC;
+	do {
+		struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, 0) };
+
+		e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+		if (!e) {
+			ok++;
+			close_id(l.listen_id);
+		} else {
+			failed++;
+			count[e & 255]++;
+			if (e != ENODEV && !bad++)
+				printf("unexpected LISTEN error: %s (%d)\n", strerror(e), e);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!got_usr1 && t.tv_sec * SEC + t.tv_nsec < end);
+	printf("relistened %lu failed %lu\n", ok, failed);
+	for (e = 0; e < 256; e++)
+		if (count[e])
+			printf("errno %s count %lu\n", strerrorname_np(e) ?: "?", count[e]);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -591,6 +631,8 @@ int main(int argc, char **argv)
 		return stall((unsigned int)atoi(argv[2]));
 	if (!strcmp(argv[1], "idle") && argc == 4)
 		return idle(argv[2], atoi(argv[3]));
+	if (!strcmp(argv[1], "relisten") && argc == 4)
+		return relisten(argv[2], atoi(argv[3]));
 	if (argc < 5)
 		goto usage;
 	if (!strcmp(argv[1], "serve"))
@@ -607,6 +649,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | hold | probe | stall INDEX\n");
 	return 2;
 }

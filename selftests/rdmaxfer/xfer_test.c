@@ -3161,6 +3161,25 @@ TEST(connect_refused_without_listener)
 	close(fd);
 }
 
+TEST(connect_to_any_address_is_einval)
+{
+	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	struct rdmaxfer_stats st;
+	__u32 lid, conn;
+	__u16 port;
+
+	ASSERT_LE(0, fd);
+	/* even with a wildcard listener there: a peer needs an address */
+	ASSERT_EQ(0, do_listen(fd, mkaddr("0.0.0.0", 0), 0, &lid, &port));
+	EXPECT_EQ(EINVAL, do_connect(fd, mkaddr("0.0.0.0", port), 2 * SEC, &conn, NULL));
+	EXPECT_EQ(EINVAL, do_connect(fd, mkaddr("::", port), 2 * SEC, &conn, NULL));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.num_conns);
+	EXPECT_EQ(0, st.file.conns);
+	EXPECT_EQ(0, st.file.conn_errors);
+	close(fd);
+}
+
 TEST(connect_unreachable_times_out)
 {
 	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
