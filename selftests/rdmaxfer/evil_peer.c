@@ -63,6 +63,13 @@
  *                      server's keepalive must find out and disconnect
  *                      within MS ms (its peer_timeout_ms).  Prints the time
  *                      it took.  Exit 0 so, 1 not (or later), 2 setup.
+ *   mutewin SECS       advertises one window of its own (id 1, 4 KiB, READ),
+ *                      then goes mute as above and prints "mute": the
+ *                      server's READs from that window are never answered,
+ *                      and whatever it posts after them waits.  Stays
+ *                      until SECS have passed, SIGUSR1 or a disconnect
+ *                      (printed as "disconnected after N ms").  Exit 0, or
+ *                      2 setup.
  *
  * And two that flood with what is allowed:
  *
@@ -1133,6 +1140,43 @@ static int mute(struct peer *pr, int bound_ms)
 	return took <= bound_ms ? EXIT_DISCONNECTED : EXIT_NOT_DISCONNECTED;
 }
 
+/* Mode mutewin: see the top of the file. */
+static int mute_window(struct peer *pr, int secs)
+{
+	uint8_t *m = SEND_BUF(pr), *p = m + RX_HDR_LEN;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	int64_t t0, end = now_ms() + (int64_t)secs * 1000;
+
+	if (!server_window(pr))
+		return EXIT_SETUP;
+	/* the window's rkey is never used: nothing is answered once mute */
+	memset(m, 0, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN);
+	put16(m, RX_MSG_ADVERT);
+	put32(m + 4, RX_ADVERT_LEN + RX_SEG_LEN);
+	put32(p + 0, 1);
+	put32(p + 4, RX_REMOTE_READ);
+	put64(p + 8, RX_PAGE_SIZE);
+	put32(p + 16, 1);
+	put64(p + RX_ADVERT_LEN + 0, (uintptr_t)pr->buf);
+	put32(p + RX_ADVERT_LEN + 8, pr->mr->rkey);
+	put32(p + RX_ADVERT_LEN + 12, RX_PAGE_SIZE);
+	if (send_msg(pr, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN))
+		return EXIT_SETUP;
+	if (ibv_modify_qp(pr->id->qp, &attr, IBV_QP_STATE)) {
+		msg("ibv_modify_qp(ERR): %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	printf("mute\n");
+	t0 = now_ms();
+	while (now_ms() < end && !stop_early) {
+		if (disconnected(pr, 100)) {
+			printf("disconnected after %" PRId64 " ms\n", now_ms() - t0);
+			break;
+		}
+	}
+	return EXIT_GOOD;
+}
+
 static void teardown(struct peer *pr)
 {
 	if (pr->connected)
@@ -1165,7 +1209,7 @@ int main(int argc, char **argv)
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
 		{ "advertovf", 0 }, { "writedone", 0 }, { "valid", 0 }, { "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
-		{ "flood", 2 }, { "conns", 2 }, { NULL, 0 },
+		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct peer pr = { 0 }, pr2 = { 0 };
@@ -1180,6 +1224,7 @@ int main(int argc, char **argv)
 			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood|keysweep\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
+			"       evil_peer ADDR PORT mutewin SECS\n"
 			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
 			"       evil_peer ADDR PORT conns N SECS\n");
 		return EXIT_SETUP;
@@ -1208,6 +1253,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "mute")) {
 		ret = mute(&pr, atoi(argv[4]));
+		goto out;
+	}
+	if (!strcmp(mode, "mutewin")) {
+		ret = mute_window(&pr, atoi(argv[4]));
 		goto out;
 	}
 	if (!strcmp(mode, "flood")) {

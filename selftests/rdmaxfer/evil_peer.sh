@@ -76,10 +76,10 @@ protocol_errors()
 kmsg_mark
 
 # 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
-# (h) 4 per flood kind and 1; (i) 2; (j) 1
+# (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1))
+ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -307,7 +307,70 @@ wait "$srv" "$srv2" 2>/dev/null
 srv=
 srv2=
 
-# (k) the kernel log (since our marker) has no WARNING or BUG
+# (k) EXPOSE waits for its registration (REG_MR) to complete, and that
+# completion comes after those of the operations posted before it.  Behind
+# a READ that a mute peer never answers, with the keepalive off and the
+# peer's connect request asking for 7 retries (forever on rxe), it would
+# wait for as long as the peer stays connected.  SIGKILL must end the
+# waiting process at once (it was an uninterruptible wait), and nothing
+# it had pinned may stay pinned.
+foll_pins()
+{
+	awk '/^nr_foll_pin_acquired /{a=$2} /^nr_foll_pin_released /{r=$2} END{print a-r}' /proc/vmstat
+}
+uptime_ms()
+{
+	awk '{ printf "%d", $1 * 1000 }' /proc/uptime
+}
+exited()	# PID: gone, or a zombie
+{
+	! [ -r "/proc/$1/status" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
+}
+if [ -w "$PARAM" ]; then
+	saved=$(cat "$PARAM")
+	echo 0 >"$PARAM"
+	# the servers closed above finish their teardown in the background
+	wait_for "[ \"\$(foll_pins)\" = 0 ]" 10
+	pins=$(foll_pins)
+	"$HELPER" stuck $ADDR 0 >"$tmp/stuck.out" 2>&1 &
+	dpid=$!
+	wait_for "grep -q '^listening' '$tmp/stuck.out'" 10
+	sport=$(sed -n 's/^listening //p' "$tmp/stuck.out")
+	"$EVIL" $ADDR "${sport:-1}" mutewin 120 >"$tmp/mutewin.out" 2>"$tmp/mutewin.err" &
+	epid=$!
+	r=1
+	if wait_for "grep -q '^window' '$tmp/stuck.out'" 10 &&
+	   wait_for "grep -q '^mute' '$tmp/mutewin.out'" 10; then
+		kill -USR1 $dpid
+		# give EXPOSE time to post its registration and start waiting
+		if wait_for "grep -q '^exposing' '$tmp/stuck.out'" 10 && sleep 2 &&
+		   ! grep -q '^exposed' "$tmp/stuck.out"; then
+			t0=$(uptime_ms)
+			kill -KILL $dpid
+			wait_for "exited $dpid" 10 && r=0
+			ktap_diag "EXPOSE behind an unanswered READ: SIGKILL took $(($(uptime_ms) - t0)) ms"
+			[ $r -eq 0 ] || ktap_diag "still there 10 s after SIGKILL: $(grep State "/proc/$dpid/status")"
+		else
+			ktap_diag "EXPOSE did not wait behind the READ"
+		fi
+	fi
+	[ $r -eq 0 ] || show stuck.out mutewin.out mutewin.err
+	ktap_result "expose_behind_unanswered_read_is_killable" $r
+	kill -USR1 $epid 2>/dev/null
+	wait $epid $dpid 2>/dev/null
+	epid=
+	dpid=
+	echo "$saved" >"$PARAM"
+	wait_for "[ \"\$(foll_pins)\" = $pins ]" 10
+	r=$?
+	[ $r -eq 0 ] || ktap_diag "pinned pages: $(foll_pins), were $pins"
+	ktap_result "killed_expose_left_no_pin" $r
+else
+	ktap_skip "expose_behind_unanswered_read_is_killable" "no $PARAM (a module without keepalive)"
+	ktap_skip "killed_expose_left_no_pin" "no $PARAM"
+fi
+
+# (l) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"

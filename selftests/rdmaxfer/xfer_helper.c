@@ -49,6 +49,14 @@
  *	"errno E count N" line per errno.  Exit 0 if every failure said the
  *	device is gone (ENODEV), 1 if one blamed the arguments or was
  *	anything else ("unexpected ...").
+ *   xfer_helper stuck ADDR PORT
+ *	listen on ADDR:PORT (0: any port), print "listening PORT", ACCEPT one
+ *	client, expose a 1 MiB window to it and wait for the client's window
+ *	("window ID").  At SIGUSR1, READ 4 KiB from that window and, right
+ *	after, EXPOSE the buffer once more ("exposing"): with a peer that
+ *	never answers the READ, the EXPOSE waits for its registration behind
+ *	it.  Prints "exposed: RESULT" if EXPOSE returns, then sleeps until
+ *	killed.  The test SIGKILLs it while it waits.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -607,6 +615,60 @@ static int relisten(const char *host, int secs)
 	return bad ? 1 : 0;
 }
 
+static void __attribute__((noreturn)) stuck(const char *host, unsigned int port)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
+	struct rdmaxfer_accept a = { .size = sizeof(a), .timeout_ns = -1 };
+	struct rdmaxfer_expose x = {
+		.size = sizeof(x), .length = 1 << 20,
+		.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE,
+	};
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct rdmaxfer_completion c = { 0 };
+	struct rdmaxfer_op op;
+	int e;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	x.buf_id = reg(map(x.length), x.length);
+	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	a.listen_id = l.listen_id;
+	do
+		e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
+	while (e == EINTR);
+	if (e)
+		die("ACCEPT", e);
+	x.conn_id = a.conn_id;
+	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+	if (e)
+		die("EXPOSE", e);
+	do {
+		if (!reap1(&c, -1))
+			continue;
+		if (c.opcode == RDMAXFER_EVENT_DISCONNECTED)
+			die("waiting for the client's window", ENOTCONN);
+	} while (c.opcode != RDMAXFER_EVENT_WINDOW);
+	printf("window %u\n", c.window_id);
+	while (!got_usr1)
+		pause();
+	memset(&op, 0, sizeof(op));
+	op.opcode = RDMAXFER_OP_READ;
+	op.conn_id = a.conn_id;
+	op.buf_id = x.buf_id;
+	op.length = 4096;
+	op.window_id = c.window_id;
+	e = submit1(&op);
+	if (e)
+		die("SUBMIT", e);
+	printf("exposing\n");
+	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+	printf("exposed: %s\n", e ? strerror(e) : "ok");
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -631,6 +693,8 @@ int main(int argc, char **argv)
 		return stall((unsigned int)atoi(argv[2]));
 	if (!strcmp(argv[1], "idle") && argc == 4)
 		return idle(argv[2], atoi(argv[3]));
+	if (!strcmp(argv[1], "stuck") && argc == 4)
+		stuck(argv[2], atoi(argv[3]));
 	if (!strcmp(argv[1], "relisten") && argc == 4)
 		return relisten(argv[2], atoi(argv[3]));
 	if (argc < 5)
@@ -649,6 +713,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | hold | probe | stall INDEX\n");
 	return 2;
 }
