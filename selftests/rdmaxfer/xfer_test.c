@@ -2404,6 +2404,109 @@ TEST_F(xfer, reg_buf_file_backed_is_eopnotsupp)
 }
 
 /*
+ * REG_BUF looks at the mappings of the range, then pins, without holding
+ * the mmap lock from one to the other.  A racer that maps a disk file over
+ * the range in between must not get the file's page cache pinned: REG_BUF
+ * checks the pinned pages again.  The racer flips a fixed range between a
+ * MAP_SHARED ext4 file (filled with RACE_FILE_BYTE) and anonymous memory
+ * while this thread registers the range over and over; every registration
+ * that succeeds is read by an RDMA WRITE into the server's window, which
+ * must then hold no byte of the file.  Whether a given run hits the window
+ * between check and pin is chance: the counts are printed.
+ */
+#define RACE_LEN	(64 * 1024)
+#define RACE_FILE_BYTE	0xa5
+#define RACE_SECS	3
+
+struct remap_racer {
+	unsigned char *addr;
+	int file;
+	volatile int stop;
+	unsigned long flips;
+};
+
+static void *remap_racer_run(void *arg)
+{
+	struct remap_racer *r = arg;
+
+	while (!r->stop) {
+		if (mmap(r->addr, RACE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 r->file, 0) == MAP_FAILED)
+			break;
+		sched_yield();
+		if (mmap(r->addr, RACE_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			break;
+		sched_yield();
+		r->flips++;
+	}
+	return NULL;
+}
+
+TEST_F(xfer, reg_buf_races_remap_to_file)
+{
+	unsigned long ok = 0, refused = 0, fault = 0, leaked = 0;
+	struct remap_racer r = { 0 };
+	const char *dir = disk_dir();
+	unsigned char *page;
+	char path[256];
+	pthread_t th;
+	__s64 end;
+	__u32 id;
+	int e;
+
+	if (!dir)
+		SKIP(return, "no disk file system to map a file from (set RDMAXFER_TEST_DISKDIR)");
+	snprintf(path, sizeof(path), "%s/xfer_test.XXXXXX", dir);
+	r.file = mkstemp(path);
+	ASSERT_LE(0, r.file) TH_LOG("mkstemp in %s: %s", dir, strerror(errno));
+	unlink(path);
+	page = malloc(RACE_LEN);
+	ASSERT_TRUE(page != NULL);
+	memset(page, RACE_FILE_BYTE, RACE_LEN);
+	ASSERT_EQ(RACE_LEN, pwrite(r.file, page, RACE_LEN, 0));
+	r.addr = map_anon(RACE_LEN);
+	ASSERT_TRUE(r.addr != NULL);
+	ASSERT_EQ(0, pthread_create(&th, NULL, remap_racer_run, &r));
+
+	end = now_ns() + RACE_SECS * SEC;
+	while (now_ns() < end) {
+		struct rdmaxfer_completion c;
+
+		e = reg_buf(self->cli, r.addr, RACE_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
+		if (e == EOPNOTSUPP) {
+			refused++;
+			continue;
+		}
+		if (e == EFAULT) {		/* between the racer's two mmaps */
+			fault++;
+			continue;
+		}
+		if (e) {
+			ASSERT_EQ(0, e) TH_LOG("REG_BUF: %s", strerror(e));
+		}
+		ok++;
+		/* what was pinned, whatever is mapped there now, goes to smem */
+		memset(self->smem, 0, RACE_LEN);
+		run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, id, 0, self->win, 0,
+					      RACE_LEN, 0), &c);
+		if (memchr(self->smem, RACE_FILE_BYTE, RACE_LEN))
+			leaked++;
+		ASSERT_EQ(0, dereg_buf(self->cli, id));
+	}
+	r.stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	TH_LOG("%lu remaps, REG_BUF: %lu ok, %lu EOPNOTSUPP, %lu EFAULT; file pages pinned: %lu",
+	       r.flips, ok, refused, fault, leaked);
+	EXPECT_EQ(0, leaked);
+	EXPECT_LT(0, r.flips);
+	EXPECT_LT(0, ok);
+	munmap(r.addr, RACE_LEN);
+	close(r.file);
+	free(page);
+}
+
+/*
  * A memory-only file system (ramfs: no writeback) is fine where the kernel
  * pins it; from 6.5 on GUP refuses long-term writable pins of shared
  * mappings that need write notification, which ramfs's do (page_mkwrite),
