@@ -790,6 +790,7 @@ static __poll_t rdmaxfer_poll(struct file *filp, poll_table *wait)
 
 static int rdmaxfer_open(struct inode *inode, struct file *filp)
 {
+	static atomic_t rdmaxfer_files = ATOMIC_INIT(0);
 	struct rdmaxfer_file *rf;
 
 	rf = kzalloc(sizeof(*rf), GFP_KERNEL_ACCOUNT);
@@ -803,6 +804,7 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 	spin_lock_init(&rf->rf_ev_lock);
 	INIT_LIST_HEAD(&rf->rf_events);
 	init_waitqueue_head(&rf->rf_wait);
+	rf->rf_trace_id = atomic_inc_return(&rdmaxfer_files);
 	filp->private_data = rf;
 	return nonseekable_open(inode, filp);
 }

@@ -113,6 +113,7 @@
 #include <rdma/ib_cm.h>
 
 #include "rdmaxfer.h"
+#include "trace.h"
 
 #define RDMAXFER_RESOLVE_MS	5000
 #define RDMAXFER_RD_ATOM	16
@@ -590,7 +591,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	const struct rdmaxfer_msg_hdr *hdr = buf;
 	struct rdmaxfer_file *rf = conn->c_obj.file;
 	const void *p = hdr + 1;
-	u32 type, plen, credits;
+	u32 type, plen, credits, now = 0;
 	int ret = 0;
 
 	if (len < sizeof(*hdr))
@@ -605,12 +606,14 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	if (conn->c_credits + credits > conn->c_peer_recvs)
 		ret = -EPROTO;
 	else
-		conn->c_credits += credits;
+		now = conn->c_credits += credits;
 	spin_unlock_bh(&conn->c_lock);
 	if (ret)
 		return ret;
-	if (credits)
+	if (credits) {
+		trace_rdmaxfer_credits(conn, credits, now);
 		wake_up_all(&conn->c_wait);
+	}
 
 	switch (type) {
 	case RDMAXFER_MSG_CREDIT:
@@ -784,6 +787,7 @@ static void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 /* The peer did not answer a probe in time: take the connection down. */
 static void rdmaxfer_ka_dead(struct rdmaxfer_conn *conn)
 {
+	trace_rdmaxfer_keepalive(conn, true);
 	pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
 			    conn->c_obj.id);
 	rdmaxfer_conn_fail(conn, -ETIMEDOUT);
@@ -823,6 +827,8 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 			ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
 			conn->c_ka_posted = !ret;
 			conn->c_ka_waits = 0;
+			if (!ret)
+				trace_rdmaxfer_keepalive(conn, false);
 		} else if (conn->c_ka_strict && ++conn->c_ka_waits >= 2) {
 			stuck = true;
 		}
@@ -1192,6 +1198,7 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	was_up = conn->c_state == RDMAXFER_CS_ESTABLISHED;
 	conn->c_state = RDMAXFER_CS_DOWN;
 	spin_unlock_bh(&conn->c_lock);
+	trace_rdmaxfer_conn_down(conn, was_up, error);
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_established);
 	cancel_delayed_work_sync(&conn->c_ka_work);	/* down: it no longer re-arms */
@@ -1317,6 +1324,7 @@ static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 	if (!ret) {
 		rdmaxfer_conn_limits(conn);
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_CONNS, 1);
+		trace_rdmaxfer_conn_up(conn, false);
 	}
 	rdmaxfer_connect_done(conn, ret);
 }
@@ -1326,7 +1334,7 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 					   struct rdmaxfer_listener *l)
 {
 	struct rdmaxfer_file *rf = conn->c_obj.file;
-	bool queued = false;
+	bool queued = false, up = false;
 
 	/*
 	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
@@ -1337,8 +1345,11 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
 		rdmaxfer_ka_start(conn);
+		up = true;
 	}
 	spin_unlock_bh(&conn->c_lock);
+	if (up)
+		trace_rdmaxfer_conn_up(conn, true);
 	/*
 	 * Complete now: the id names it (CLOSE may find it).  If the listener
 	 * is closing, its teardown (waiting in rdma_destroy_id() for this

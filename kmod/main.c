@@ -19,6 +19,9 @@
 
 #include "rdmaxfer.h"
 
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
 /* Connection teardown after CM events and errors runs here. */
 struct workqueue_struct *rdmaxfer_wq;
 

@@ -43,6 +43,7 @@
 #include <linux/uaccess.h>
 
 #include "rdmaxfer.h"
+#include "trace.h"
 
 /*
  * Is every byte of [start, end) in memory that may be pinned long-term?
@@ -664,6 +665,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 		rdmaxfer_obj_put(&win->w_obj);
 		return ret;
 	}
+	trace_rdmaxfer_window_expose(win);
 	cmd->window_id = win->w_obj.id;
 	rdmaxfer_obj_put(&win->w_obj);
 	return 0;
@@ -713,6 +715,7 @@ int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
 		return -ENOENT;		/* lost a race with another REVOKE */
 	}
 	rdmaxfer_obj_put(&win->w_obj);	/* the table's reference */
+	trace_rdmaxfer_window_revoke(win);
 
 	if (!rdmaxfer_post_begin(win->w_conn)) {
 		ct = rdmaxfer_ctrl_get(win->w_conn, HZ, 1);

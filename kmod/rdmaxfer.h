@@ -219,6 +219,7 @@ struct rdmaxfer_stats_k {
  *	overlapping windows would otherwise multiply one pinned buffer into
  *	any number of MRs and DMA mappings that nothing charges)
  * @rf_stats: this file's counters
+ * @rf_trace_id: the file's number in tracepoints (trace.h), set at open
  */
 struct rdmaxfer_file {
 	struct kref		rf_ref;
@@ -236,6 +237,7 @@ struct rdmaxfer_file {
 	atomic64_t		rf_pinned;
 	atomic_t		rf_nmrs;
 	struct rdmaxfer_stats_k	rf_stats;
+	u32			rf_trace_id;
 };
 
 extern struct rdmaxfer_stats_k rdmaxfer_global_stats;

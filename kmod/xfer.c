@@ -51,6 +51,7 @@
 #include <linux/uaccess.h>
 
 #include "rdmaxfer.h"
+#include "trace.h"
 
 struct rdmaxfer_stats_k rdmaxfer_global_stats;
 
@@ -131,6 +132,7 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req, struct list_head *ev
 		rdmaxfer_count(rf, RDMAXFER_C_OPS + op, 1);
 		rdmaxfer_count(rf, RDMAXFER_C_BYTES + op, c->bytes);
 	}
+	trace_rdmaxfer_op_done(rf, c);
 	rdmaxfer_req_unref(req);
 	if (evs)
 		list_add_tail(&req->r_event.ev_entry, evs);
@@ -855,6 +857,7 @@ static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch
 			return ret;
 		ch->conn = conn;
 	}
+	trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	switch (req->r_event.ev.opcode) {
 	case RDMAXFER_OP_SEND:
 	case RDMAXFER_OP_CAS:
