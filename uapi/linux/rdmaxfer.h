@@ -327,7 +327,7 @@ struct rdmaxfer_addr {
 	__u8 addr[16];
 };
 
-/* The default port of the CLI and of LISTEN/CONNECT with port 0 on CONNECT. */
+/* The CLI's default port, and the port CONNECT uses for port 0 (LISTEN: any). */
 #define RDMAXFER_DEFAULT_PORT		18515
 
 /**
