@@ -2,7 +2,8 @@
 # KTAP runner for a kselftest install dir: runtests.sh DIR  (KTAP on stdout)
 #
 # Runs each PROG of DIR/kselftest-list.txt (lines "COLLECTION:PROG", in order) from DIR,
-# with the per-test timeout from DIR/settings ("timeout=N", default 45 s), and prints
+# with the per-test timeout from DIR/settings ("timeout=N", default 45 s; doubled on a
+# kernel with kmemleak, the debug kernel), and prints
 #   # selftests: rdmaxfer: PROG
 #     <its stdout, indented by two spaces: its own KTAP becomes nested subtests>
 #     # <its stderr>
@@ -40,6 +41,9 @@ fi
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 [ -w "$KMEMLEAK" ] || KMEMLEAK=
+# The debug kernel (kmemleak, KASAN, lockdep) runs everything 3-10x slower,
+# and more so when the host is busy: twice the budget there.
+[ -n "$KMEMLEAK" ] && tmo=$((tmo * 2))
 POSTCHECK_WAIT=${POSTCHECK_WAIT:-20}
 
 pins() {
