@@ -1117,6 +1117,7 @@ static int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id
 	if (ret)
 		return ret;
 	conn->c_qp = id->qp;
+	conn->c_qpn = id->qp->qp_num;
 	/* rdma_rw added its WRs to max_send_wr; keep the drain's and the probe's */
 	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;

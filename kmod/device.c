@@ -25,7 +25,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/kernel.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -456,4 +458,107 @@ void rdmaxfer_device_exit(void)
 {
 	ib_unregister_client(&rdmaxfer_ib_client);
 	WARN_ON(!xa_empty(&rdmaxfer_devices));
+}
+
+/* --- debugfs: every connection, for an admin -------------------------------- */
+
+static struct dentry *rdmaxfer_debugfs_dir;
+
+static const char *rdmaxfer_state_name(enum rdmaxfer_conn_state state)
+{
+	switch (state) {
+	case RDMAXFER_CS_CONNECTING:
+		return "connecting";
+	case RDMAXFER_CS_ESTABLISHED:
+		return "established";
+	default:
+		return "down";
+	}
+}
+
+/*
+ * One line per connection; the fields are described in testing.md.  The
+ * caller holds rd_lock of the connection's device: the connection stays on
+ * it, but its teardown may be freeing its QP (hence c_qpn, not c_qp).
+ */
+static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
+			       struct rdmaxfer_conn *conn)
+{
+	u32 credits, peer_recvs, nmsgs, pieces = 0, windows = 0;
+	const struct rdmaxfer_addr *a = &conn->c_peer;
+	enum rdmaxfer_conn_state state;
+	struct list_head *pos;
+
+	lockdep_assert_held(&rd->rd_lock);
+	spin_lock_bh(&conn->c_lock);
+	state = conn->c_state;
+	credits = conn->c_credits;
+	peer_recvs = conn->c_peer_recvs;
+	nmsgs = conn->c_nmsgs;
+	list_for_each(pos, &conn->c_sq_pieces)
+		pieces++;
+	list_for_each(pos, &conn->c_windows)
+		windows++;
+	spin_unlock_bh(&conn->c_lock);
+
+	seq_printf(m, "file %u conn %u %s qpn %u peer ", conn->c_obj.file->rf_trace_id,
+		   conn->c_obj.id, rdmaxfer_state_name(state), conn->c_qpn);
+	if (a->family == AF_INET)
+		seq_printf(m, "%pI4:%u", a->addr, a->port);
+	else
+		seq_printf(m, "[%pI6c]:%u", a->addr, a->port);
+	seq_printf(m, " credits %u/%u pieces %u windows %u peer_windows %u msgs %u bytes %llu error %d\n",
+		   credits, peer_recvs, pieces, windows, READ_ONCE(conn->c_nrwins), nmsgs,
+		   (unsigned long long)atomic64_read(&conn->c_bytes), READ_ONCE(conn->c_error));
+}
+
+/*
+ * rdmaxfer/connections: per device, every connection attached to it (the
+ * ones still resolving their route are not on a device yet).  rd_lock keeps
+ * each listed connection from being detached, hence freed, meanwhile.
+ */
+static int rdmaxfer_conns_show(struct seq_file *m, void *unused)
+{
+	struct rdmaxfer_device *rd;
+	struct rdmaxfer_conn *conn;
+	unsigned long index;
+	void *entry;
+
+	xa_for_each(&rdmaxfer_devices, index, entry) {
+		rd = rdmaxfer_device_get(index);
+		if (!rd)
+			continue;
+		mutex_lock(&rd->rd_lock);
+		seq_printf(m, "device %s index %u\n", dev_name(&rd->rd_ib->dev), rd->rd_index);
+		list_for_each_entry(conn, &rd->rd_conns, c_dev_entry)
+			rdmaxfer_conn_show(m, rd, conn);
+		mutex_unlock(&rd->rd_lock);
+		rdmaxfer_device_put(rd);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rdmaxfer_conns);
+
+/**
+ * rdmaxfer_debugfs_init - create /sys/kernel/debug/rdmaxfer/connections
+ *
+ * Without debugfs there is nothing to see; the module works the same.
+ *
+ * Context: process context (module init).
+ */
+void rdmaxfer_debugfs_init(void)
+{
+	rdmaxfer_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("connections", 0400, rdmaxfer_debugfs_dir, NULL,
+			    &rdmaxfer_conns_fops);
+}
+
+/**
+ * rdmaxfer_debugfs_exit - remove what rdmaxfer_debugfs_init() made
+ *
+ * Context: process context (module exit or a failed init).
+ */
+void rdmaxfer_debugfs_exit(void)
+{
+	debugfs_remove_recursive(rdmaxfer_debugfs_dir);
 }

@@ -39,6 +39,7 @@ static int __init rdmaxfer_init(void)
 	ret = rdmaxfer_chardev_init();
 	if (ret)
 		goto out_fault;
+	rdmaxfer_debugfs_init();
 	pr_info("version %s loaded (ABI %u)\n", RDMAXFER_VERSION, RDMAXFER_ABI_VERSION);
 	return 0;
 
@@ -52,6 +53,7 @@ out_wq:
 
 static void __exit rdmaxfer_exit(void)
 {
+	rdmaxfer_debugfs_exit();
 	rdmaxfer_chardev_exit();
 	rdmaxfer_fault_exit();
 	rdmaxfer_device_exit();

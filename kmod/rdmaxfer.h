@@ -389,6 +389,7 @@ struct rdmaxfer_msg {
  *	its windows; the last one deallocates @c_pd
  * @c_pd_held: the connection's own @c_pd_users count is still held
  * @c_qp: the queue pair
+ * @c_qpn: its number, kept after the QP is destroyed (debugfs, tracepoints)
  * @c_scq: send CQ (from the device's CQ pool)
  * @c_rcq: receive CQ
  * @c_scq_size: CQEs taken from the pool for @c_scq
@@ -442,6 +443,7 @@ struct rdmaxfer_msg {
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
  * @c_local: local address
  * @c_peer: peer address
+ * @c_bytes: bytes moved by this connection's operations that succeeded
  */
 struct rdmaxfer_conn {
 	struct rdmaxfer_obj		c_obj;
@@ -454,6 +456,7 @@ struct rdmaxfer_conn {
 	refcount_t			c_pd_users;
 	bool				c_pd_held;
 	struct ib_qp			*c_qp;
+	u32				c_qpn;
 	struct ib_cq			*c_scq;
 	struct ib_cq			*c_rcq;
 	u32				c_scq_size;
@@ -501,6 +504,7 @@ struct rdmaxfer_conn {
 	u64				c_max_op;
 	struct rdmaxfer_addr		c_local;
 	struct rdmaxfer_addr		c_peer;
+	atomic64_t			c_bytes;
 };
 
 /**
@@ -620,6 +624,8 @@ void rdmaxfer_device_detach(struct rdmaxfer_conn *conn);
 int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_debugfs_init(void);
+void rdmaxfer_debugfs_exit(void);
 
 /* chardev.c */
 int rdmaxfer_chardev_init(void);

@@ -48,7 +48,7 @@ TRACE_EVENT(rdmaxfer_conn_up,
 	TP_fast_assign(
 		__entry->file = conn->c_obj.file->rf_trace_id;
 		__entry->conn = conn->c_obj.id;
-		__entry->qpn = conn->c_qp ? conn->c_qp->qp_num : 0;
+		__entry->qpn = conn->c_qpn;
 		__entry->passive = passive;
 		strscpy(__entry->dev, conn->c_qp ? dev_name(&conn->c_qp->device->dev) : "-",
 			IB_DEVICE_NAME_MAX);
@@ -77,7 +77,7 @@ TRACE_EVENT(rdmaxfer_conn_down,
 	TP_fast_assign(
 		__entry->file = conn->c_obj.file->rf_trace_id;
 		__entry->conn = conn->c_obj.id;
-		__entry->qpn = conn->c_qp ? conn->c_qp->qp_num : 0;
+		__entry->qpn = conn->c_qpn;
 		__entry->was_up = was_up;
 		__entry->error = error;
 	),

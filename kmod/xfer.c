@@ -131,6 +131,7 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req, struct list_head *ev
 		}
 		rdmaxfer_count(rf, RDMAXFER_C_OPS + op, 1);
 		rdmaxfer_count(rf, RDMAXFER_C_BYTES + op, c->bytes);
+		atomic64_add(c->bytes, &req->r_conn->c_bytes);
 	}
 	trace_rdmaxfer_op_done(rf, c);
 	rdmaxfer_req_unref(req);

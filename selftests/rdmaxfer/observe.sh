@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# tracepoints.sh - the module's tracepoints (kmod/trace.h) fire, with the
-# right ids, when a connection comes up, moves data, idles and goes down.
+# observe.sh - what an admin sees of connections without their process:
+# the tracepoints (kmod/trace.h) fire, with the right ids, when a connection
+# comes up, moves data, idles and goes down; and debugfs's
+# rdmaxfer/connections lists each connection's state.
 #
 # With every rdmaxfer event enabled in tracefs: xfer_helper serve exposes a
 # window to each client; xfer_helper write connects, WRITEs and READs back
@@ -11,13 +13,17 @@
 # conn_up on both sides (client and server), window_expose, an op_post and
 # exactly one op_done with status 0 for each operation (matched by
 # user_data), credits, keepalive probes, and conn_down for every connection
-# that came up.  Runs in the single guest (rxe0 on veth0, 192.0.2.1).
+# that came up.  While the idle connection is up, rdmaxfer/connections lists
+# exactly its two ends (the write client's are gone), established, with a
+# QP number, the peer's address, one window each way, no bytes moved.
+# Runs in the single guest (rxe0 on veth0, 192.0.2.1).
 . "$(dirname "$0")/lib.sh"
 
 ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
 HELPER=$SELFTEST_DIR/xfer_helper
 PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
 TRACEFS=/sys/kernel/tracing
+CONNS=/sys/kernel/debug/rdmaxfer/connections
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
@@ -40,7 +46,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-ktap_plan 7
+ktap_plan 9
 
 # events of one name, from the captured trace
 events()
@@ -67,6 +73,9 @@ wrc=$?
 "$HELPER" idle "$ADDR" "${port:-1}" >"$T/idle.log" 2>&1 &
 idle=$!
 wait_for "grep -q '^idle' '$T/idle.log'" 10
+# the write client's two ends are torn down in the background
+wait_for "[ \$(grep -c ' conn ' $CONNS) -eq 2 ]" 10
+cat "$CONNS" >"$T/conns" 2>&1
 sleep 1.5
 kill "$idle" 2>/dev/null
 wait "$idle" 2>/dev/null
@@ -144,5 +153,24 @@ grep -q '^ok' "$T/write2.log" && ! grep -q rdmaxfer_ "$TRACEFS/trace"
 r=$?
 [ $r -eq 0 ] || ktap_diag "write2: $(cat "$T/write2.log"); $(grep -c rdmaxfer_ "$TRACEFS/trace") events while disabled"
 ktap_result "disabled_records_nothing" $r
+
+# 8-9. debugfs: the idle connection's two ends, and nothing else
+if [ -r "$CONNS" ]; then
+	sed 's/^/# /' "$T/conns"
+	grep -q '^device rxe0 index [0-9]*$' "$T/conns" &&
+		[ "$(grep -c ' conn ' "$T/conns")" -eq 2 ] &&
+		[ "$(grep -c "^file [0-9]* conn [1-9][0-9]* established qpn [1-9][0-9]* peer $ADDR:[0-9]* credits [0-9]*/[1-9][0-9]* pieces 0 windows 1 peer_windows 1 msgs 0 bytes 0 error 0\$" "$T/conns")" -eq 2 ]
+	ktap_result "debugfs_lists_connections" $?
+	# the same QP numbers as the trace's conn_up of the idle connection
+	r=0
+	for q in $(sed -n 's/.* qpn \([0-9]*\) .*/\1/p' "$T/conns"); do
+		events rdmaxfer_conn_up | grep -q " qpn=$q " || r=1
+	done
+	[ $r -eq 0 ] || ktap_diag "a QP number of debugfs is not in the trace's conn_up"
+	ktap_result "debugfs_qpn_matches_trace" $r
+else
+	ktap_skip "debugfs_lists_connections" "no $CONNS (debugfs not mounted?)"
+	ktap_skip "debugfs_qpn_matches_trace" "no $CONNS"
+fi
 
 ktap_finish
