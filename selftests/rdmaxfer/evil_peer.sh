@@ -309,11 +309,11 @@ srv2=
 
 # (k) EXPOSE waits for its registration (REG_MR) to complete, and that
 # completion comes after those of the operations posted before it.  Behind
-# a READ that a mute peer never answers, with the keepalive off and the
-# peer's connect request asking for 7 retries (forever on rxe), it would
-# wait for as long as the peer stays connected.  SIGKILL must end the
-# waiting process at once (it was an uninterruptible wait), and nothing
-# it had pinned may stay pinned.
+# a READ that a mute peer never answers it waits until the QP gives up:
+# with peer_timeout_ms=600000 each ACK timeout is ~1 min and the keepalive
+# ticks every 150 s (6.1's rxe even retries forever: the peer asks for 7),
+# so minutes.  SIGKILL must end the waiting process at once (it was an
+# uninterruptible wait), and nothing it had pinned may stay pinned.
 foll_pins()
 {
 	awk '/^nr_foll_pin_acquired /{a=$2} /^nr_foll_pin_released /{r=$2} END{print a-r}' /proc/vmstat
@@ -328,7 +328,7 @@ exited()	# PID: gone, or a zombie
 }
 if [ -w "$PARAM" ]; then
 	saved=$(cat "$PARAM")
-	echo 0 >"$PARAM"
+	echo 600000 >"$PARAM"
 	# the servers closed above finish their teardown in the background
 	wait_for "[ \"\$(foll_pins)\" = 0 ]" 10
 	pins=$(foll_pins)
@@ -356,6 +356,7 @@ if [ -w "$PARAM" ]; then
 	fi
 	[ $r -eq 0 ] || show stuck.out mutewin.out mutewin.err
 	ktap_result "expose_behind_unanswered_read_is_killable" $r
+	kill -KILL $dpid 2>/dev/null	# still there if EXPOSE returned
 	kill -USR1 $epid 2>/dev/null
 	wait $epid $dpid 2>/dev/null
 	epid=
