@@ -15,6 +15,12 @@
 #   make check KERNEL=6.12
 #                     the same on the newest 6.12 of bookworm-backports, fetched
 #                     with its headers into ~/.cache/rdmaxfer on first use
+#   make check KERNEL=sid
+#                     the same on the newest kernel of Debian unstable (7.2 today);
+#                     the module is built in a sid chroot (mmdebstrap, cached), the
+#                     CLI and selftests here
+#   make check-all    stock, debug, 6.12, sid and the package test, one after the
+#                     other (what CI runs part of: see Documentation/testing.md)
 #   make demo         install what is missing, build, boot the guest and show
 #                     what the module sees
 #   make shell        an interactive guest console with everything loaded
@@ -39,12 +45,15 @@
 # Build output goes to build/ (and the module to kmod/, as kbuild wants).
 
 RIG		:= tools/vm/rig.sh
-# The guest kernel: stock (Debian 12's 6.1), debug (tools/vm/debug-kernel.sh) or
-# 6.12 (bookworm-backports).
+# The guest kernel: stock (Debian 12's 6.1), debug (tools/vm/debug-kernel.sh),
+# 6.12 (bookworm-backports) or sid (Debian unstable's newest).
 KERNEL		?= stock
 export RIG_KERNEL := $(KERNEL)
 # (a $(shell) does not see exported variables: say RIG_KERNEL here)
 KDIR		?= $(shell RIG_KERNEL=$(KERNEL) $(RIG) kdir 2>/dev/null)
+# Where kbuild runs: sid's headers need sid's compiler, so in its chroot; KDIR is then
+# a path inside it.
+KRUN		:= $(if $(filter sid,$(KERNEL)),$(RIG) krun)
 BUILD		:= build
 KSRC_TAR	?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
 KSRC		:= $(BUILD)/ksrc
@@ -62,12 +71,12 @@ SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh selftests/rdmaxfer/pair/*.sh
 all: module cli selftests
 
 check-kdir:
-	@test -n "$(KDIR)" && test -d "$(KDIR)" || { \
+	@test -n "$(KDIR)" && $(KRUN) test -d "$(KDIR)" || { \
 		echo "rdmaxfer: no kernel headers (KDIR='$(KDIR)'): run 'make setup'," \
 		     "or pass KDIR=/lib/modules/\$$(uname -r)/build" >&2; exit 1; }
 
 module: check-kdir
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 cli:
 	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin
@@ -96,17 +105,30 @@ stage: all
 	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests \
 		install INSTALL_PATH=$(CURDIR)/$(STAGE)/selftests
 
-lint: check-kdir $(KSRC)/.stamp
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
-	@! grep -E 'warning:|error:' $(BUILD)/sparse.log
-	$(KDIR)/scripts/kernel-doc -none $(KMOD_SRCS) $(UAPI) 2>&1 | tee $(BUILD)/kernel-doc.log
-	@test ! -s $(BUILD)/kernel-doc.log
-	$(KSRC)/scripts/checkpatch.pl --no-tree --strict --quiet --show-types -f \
-		$(filter-out kmod/trace.h,$(KMOD_SRCS)) $(UAPI)
-	@# TRACE_EVENT()'s layout (TP_* arguments one per line) is the kernel's own
-	$(KSRC)/scripts/checkpatch.pl --no-tree --strict --quiet --show-types \
+# $(call checkpatch,SCRIPT[,RUNNER]): checkpatch --strict on the module and the uapi
+# header; TRACE_EVENT()'s layout (TP_* arguments one per line) is the kernel's own.
+checkpatch = $(2) $(1) --no-tree --strict --quiet --show-types -f \
+		$(filter-out kmod/trace.h,$(KMOD_SRCS)) $(UAPI) && \
+	$(2) $(1) --no-tree --strict --quiet --show-types \
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f kmod/trace.h
+
+# The module against KERNEL's tree: W=1 -Werror, sparse (which must have run: a kbuild
+# that finds no usable sparse only says so in a make warning) and kernel-doc; in a build
+# chroot also the checkpatch of that kernel's source (lint runs 6.1's).
+lint-kernel: check-kdir
+	@mkdir -p $(BUILD)
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E 'warning:|error:|not available' $(BUILD)/sparse.log
+	@grep -q '^ *CHECK ' $(BUILD)/sparse.log || { echo "rdmaxfer: sparse did not run" >&2; exit 1; }
+	$(KRUN) $(KDIR)/scripts/kernel-doc -none $(KMOD_SRCS) $(UAPI) 2>&1 | tee $(BUILD)/kernel-doc.log
+	@test ! -s $(BUILD)/kernel-doc.log
+	$(if $(KRUN),$(call checkpatch,/opt/linux-source/scripts/checkpatch.pl,$(KRUN)))
+
+# Everything: lint-kernel, checkpatch, the uapi header alone, the CLI and selftests with
+# -Werror, shellcheck.
+lint: lint-kernel $(KSRC)/.stamp
+	$(call checkpatch,$(KSRC)/scripts/checkpatch.pl)
 	for std in c99 c11; do for m in -m64 -m32; do \
 		echo '#include <linux/rdmaxfer.h>' | $(CC) $$m -std=$$std -Wall -Wextra -Werror -pedantic \
 			-Iuapi -fsyntax-only -x c - || exit 1; done; done
@@ -117,12 +139,19 @@ lint: check-kdir $(KSRC)/.stamp
 setup:
 	$(RIG) setup
 
-# The two commands of the README: both install what they need first.
+# The two commands of the README: both install what they need first.  The stock run
+# lints everything; 6.12 and sid lint the module against their trees (the debug
+# kernel's tree is the stock one's source).
 check:
 	$(RIG) setup
-	$(if $(filter stock,$(KERNEL)),$(MAKE) lint)
+	$(if $(filter stock,$(KERNEL)),$(MAKE) lint,$(if $(filter-out debug,$(KERNEL)),$(MAKE) lint-kernel))
 	$(MAKE) stage
 	$(RIG) check
+
+# Every kernel of the rig and the packages, whatever fails ("N passed, N failed,
+# N skipped" summed at the end): .ci/run all.
+check-all:
+	.ci/run all
 
 demo:
 	$(RIG) setup
@@ -171,8 +200,9 @@ pkgtest: deb
 	tools/packaging/pkgtest.sh
 
 clean:
-	-test -n "$(KDIR)" && test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-test -n "$(KDIR)" && $(KRUN) test -d "$(KDIR)" && $(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
 
-.PHONY: all check-kdir module cli selftests stage lint setup check demo bench labs fuzz shell \
+.PHONY: all check-kdir module cli selftests stage lint lint-kernel setup check check-all demo \
+	bench labs fuzz shell \
 	install deb pkgtest clean

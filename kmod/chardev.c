@@ -501,7 +501,7 @@ int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, 
 	might_sleep();
 	if (!rdmaxfer_pending_get(rf, 1))
 		return -ENOBUFS;
-	pe = kzalloc(sizeof(*pe), GFP_KERNEL_ACCOUNT);
+	pe = kzalloc_obj(*pe, GFP_KERNEL_ACCOUNT);
 	if (!pe) {
 		rdmaxfer_pending_put(rf, 1);
 		return -ENOMEM;
@@ -541,7 +541,7 @@ int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, 
 void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
 				u64 value)
 {
-	struct rdmaxfer_event *ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
+	struct rdmaxfer_event *ev = kzalloc_obj(*ev, GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 
 	ev->ev.conn_id = conn_id;
 	ev->ev.opcode = opcode;
@@ -793,7 +793,7 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 	static atomic_t rdmaxfer_files = ATOMIC_INIT(0);
 	struct rdmaxfer_file *rf;
 
-	rf = kzalloc(sizeof(*rf), GFP_KERNEL_ACCOUNT);
+	rf = kzalloc_obj(*rf, GFP_KERNEL_ACCOUNT);
 	if (!rf)
 		return -ENOMEM;
 	rf->rf_net = get_net(current->nsproxy->net_ns);

@@ -7,13 +7,25 @@
  * feature where the API can be backported and by version only where it was
  * removed.  The code elsewhere is written against the newest API.
  *
- * 6.1 has every interface the module uses today; what is here works around
- * a provider bug and a change of GUP's policy that no interface reveals.
+ * 6.1 has every interface the module uses but kzalloc_obj(); what else is
+ * here works around a provider bug and a change of GUP's policy that no
+ * interface reveals.
  */
 #ifndef RDMAXFER_COMPAT_H
 #define RDMAXFER_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/slab.h>
+
+/*
+ * kzalloc_obj() - allocate one zeroed object of the type of @P (a variable
+ * or a type), with the flags given (7.0: "kzalloc_obj(*p, gfp)" instead of
+ * "kzalloc(sizeof(*p), gfp)", which checkpatch now asks for).  Probed as the
+ * macro it is; this stand-in always takes the flags.
+ */
+#ifndef kzalloc_obj
+#define kzalloc_obj(P, gfp)	({ typeof(P) *__obj = kzalloc(sizeof(P), gfp); __obj; })
+#endif
 
 /*
  * RDMAXFER_MR_SPARE_PAGES - page-list entries allocated in every window MR

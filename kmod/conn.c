@@ -934,7 +934,7 @@ static struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 {
 	struct rdmaxfer_conn *conn;
 
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
+	conn = kzalloc_obj(*conn, GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return NULL;
 	rdmaxfer_obj_init(&conn->c_obj, rf, RDMAXFER_OBJ_CONN);
@@ -1641,7 +1641,7 @@ int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg)
 	ret = rdmaxfer_to_sockaddr(&cmd->addr, &ss);
 	if (ret)
 		return ret;
-	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+	l = kzalloc_obj(*l, GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return -ENOMEM;
 	rdmaxfer_obj_init(&l->l_obj, rf, RDMAXFER_OBJ_LISTENER);

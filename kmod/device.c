@@ -82,7 +82,7 @@ static int rdmaxfer_add_one(struct ib_device *ib)
 	struct rdmaxfer_device *rd;
 	int ret;
 
-	rd = kzalloc(sizeof(*rd), GFP_KERNEL);
+	rd = kzalloc_obj(*rd, GFP_KERNEL);
 	if (!rd)
 		return -ENOMEM;
 	rd->rd_ib = ib;

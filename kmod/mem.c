@@ -151,7 +151,7 @@ int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
 	else if (cmd->access & RDMAXFER_BUF_WRITE)
 		return -EFAULT;
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	buf = kzalloc_obj(*buf, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	rdmaxfer_obj_init(&buf->b_obj, rf, RDMAXFER_OBJ_BUF);

@@ -465,7 +465,7 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 		    op->remote_offset - seg_start + sizeof(u64) > rw->rw_segs[i].length)
 			goto out_req;
 		ret = -ENOMEM;
-		req->r_atomic = kzalloc(sizeof(u64), GFP_KERNEL_ACCOUNT);
+		req->r_atomic = kzalloc_obj(u64, GFP_KERNEL_ACCOUNT);
 		if (!req->r_atomic)
 			goto out_req;
 		/* mapped when posted: the device is only stable then */

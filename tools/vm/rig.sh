@@ -10,6 +10,9 @@
 #                             (RIG_KERNEL=debug: build the debug kernel, ~30 min once)
 #   rig.sh abi | kdir         print the guest's kernel release | the tree to build modules
 #                             against (stock: /usr/src/linux-headers-6.1.0-NN-amd64)
+#   rig.sh krun CMD...        run CMD where modules for the kernel are built: here, or for
+#                             RIG_KERNEL=sid in its build chroot (root; this directory and
+#                             the repo are bind-mounted at the same paths)
 #   rig.sh check [--timeout S]  run the selftests: one guest, then (if the stage has
 #                             selftests/pair/) the pair run; last line "N passed, N failed,
 #                             N skipped" over both; exit 0 iff both finished and none failed
@@ -87,9 +90,17 @@
 #          $RDMAXFER_CACHE/kernel/<abi>/), fetched through a private apt configuration
 #          in $RDMAXFER_CACHE/apt/<suite>/ (the host's sources are not touched; its
 #          lists are refreshed by setup when older than a day). Builds with bookworm's gcc.
+#   sid    the newest kernel of Debian unstable (7.2 today), fetched the same way (its
+#          packages: linux-binary-unsigned-, linux-modules-, linux-base-<krel>, files under
+#          usr/lib/modules/<krel>/). Its headers need sid's gcc and glibc: modules for it
+#          are built in a sid chroot made by mmdebstrap, $RDMAXFER_CACHE/chroot/<abi>/
+#          (~520 MB, ~5 min once; with sparse, and kernel-doc taken from linux-source);
+#          `rig.sh krun CMD` runs CMD there. The CLI and selftests are built on the host as
+#          for every kernel. The guest gets -cpu max (rxe's CRC is the crc32 library there,
+#          which uses PCLMULQDQ: ~1.5x the -cpu qemu64 throughput under TCG).
 #
 # Environment
-#   RIG_KERNEL=stock|debug|6.12   the guest kernel (see above)
+#   RIG_KERNEL=stock|debug|6.12|sid   the guest kernel (see above)
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
@@ -119,9 +130,11 @@ RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverb
               rdmacm-utils perftest jq xz-utils)
 DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev
           linux-perf gnuplot-nox dwarves)   # + linux-headers-<abi>-amd64 (stock)
-# Kernel modules (with their dependencies) put into the initramfs.
-GUEST_MODULES=(crc32_generic rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
+# Kernel modules (with their dependencies) put into the initramfs; the optional ones where
+# the kernel has them (crc32_generic: rxe's ICRC before 6.15, the crc32 library after).
+GUEST_MODULES=(rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
+GUEST_MODULES_OPTIONAL=(crc32_generic)
 # Host programs copied into the initramfs (with their shared libraries).
 GUEST_BINS=(bash dash timeout ip rdma kmod jq ibv_devices ibv_devinfo
             ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
@@ -162,9 +175,13 @@ abi_from_apt_cached() {
 }
 # ---------------------------------------------------------------- kernels of other suites
 
-# RIG_KERNEL -> the Debian suite its kernel comes from
-declare -A SUITE_OF=([6.12]=bookworm-backports)
+# RIG_KERNEL -> the Debian suite its kernel comes from, and the version its ABI starts with
+declare -A SUITE_OF=([6.12]=bookworm-backports [sid]=sid)
+declare -A ABI_PREFIX=([6.12]=6.12. [sid]="")
 other_suite() { [[ -n ${SUITE_OF[$RIG_KERNEL]:-} ]]; }
+# Kernels whose headers the host's toolchain cannot use (sid's need its gcc and glibc):
+# modules for them are built in a chroot of their suite.
+in_chroot() { [[ $RIG_KERNEL == sid ]]; }
 # The host's Debian mirror (deb822 or one-line sources), for the private sources list.
 host_mirror() {
     local u
@@ -191,11 +208,12 @@ suite_update() {   # refresh the suite's private lists when missing or older tha
         apt-get "${SUITE_OPT[@]}" update -qq >&2 || die "apt-get update of ${SUITE_OF[$RIG_KERNEL]} failed"
     fi
 }
-suite_abi() {   # the newest RIG_KERNEL.N+debNN that the suite's linux-image-amd64 depends on
+suite_abi() {   # the newest ABI (6.12.N+debNN, 7.2.N+debNN) that linux-image-amd64 depends on
+    local pre=${ABI_PREFIX[$RIG_KERNEL]}
     suite_opts
     apt-cache "${SUITE_OPT[@]}" show linux-image-amd64 2>/dev/null |
-        sed -n "s/^Depends: linux-image-\(${RIG_KERNEL//./\\.}\.[^ ]*\)-amd64 .*/\1/p" |
-        sort -V | tail -n1 || true
+        sed -n 's/^Depends:.* linux-image-\([0-9][^ ]*\)-amd64 (.*/\1/p' |
+        awk -v pre="$pre" 'index($0, pre) == 1' | sort -V | tail -n1 || true
 }
 
 resolve_abi() {   # sets ABI (6.1.0-NN) and KREL (6.1.0-NN-amd64); debug: DEBUG_DIR too
@@ -298,12 +316,19 @@ fetch_kernel() {
 # The kernel of another suite, and what building modules for it needs: its headers, the
 # common headers and kbuild, unpacked next to it (usr/src, usr/lib). The headers' Makefile
 # names /usr/src/...-common: pointed into the unpacked tree (their symlinks to kbuild are
-# relative already).
+# relative already). A kernel built in a chroot (sid) has its headers there instead.
+# Newer suites split the image: linux-binary-unsigned- (usr/lib/modules/<krel>/
+# vmlinuz.unsigned), linux-modules- and linux-base-<krel>, all under usr/lib/modules; the
+# tree is then given the old layout's names (boot/vmlinuz-<krel>, lib/modules) as links.
 fetch_suite_kernel() {
-    local dir=$1 p h
-    local pkgs=("linux-image-$KREL-unsigned" "linux-headers-$KREL" "linux-headers-$ABI-common"
-                "linux-kbuild-$ABI")
+    local dir=$1 p h pkgs
     suite_opts
+    if apt-cache "${SUITE_OPT[@]}" show "linux-image-$KREL-unsigned" >/dev/null 2>&1; then
+        pkgs=("linux-image-$KREL-unsigned")
+    else
+        pkgs=("linux-binary-unsigned-$KREL" "linux-modules-$KREL" "linux-base-$KREL")
+    fi
+    in_chroot || pkgs+=("linux-headers-$KREL" "linux-headers-$ABI-common" "linux-kbuild-$ABI")
     say "downloading ${pkgs[*]} (${SUITE_OF[$RIG_KERNEL]})"
     mkdir -p "$dir"
     (cd "$dir" && apt-get "${SUITE_OPT[@]}" download -qq "${pkgs[@]}" >&2) ||
@@ -313,12 +338,94 @@ fetch_suite_kernel() {
         dpkg -x "$dir/${p}"_*.deb "$dir" || die "cannot unpack $p"
         rm -f "$dir/${p}"_*.deb
     done
-    h=$dir/usr/src/linux-headers-$KREL
-    sed -i "s|/usr/src/|$dir/usr/src/|g" "$h/Makefile" || die "no Makefile in $h"
+    if [[ ! -e $dir/lib/modules && -d $dir/usr/lib/modules ]]; then
+        ln -s usr/lib "$dir/lib"
+        mkdir -p "$dir/boot"
+        ln -sf "../usr/lib/modules/$KREL/vmlinuz.unsigned" "$dir/boot/vmlinuz-$KREL"
+    fi
+    if ! in_chroot; then
+        h=$dir/usr/src/linux-headers-$KREL
+        sed -i "s|/usr/src/|$dir/usr/src/|g" "$h/Makefile" || die "no Makefile in $h"
+        [[ -e $h/scripts/Makefile.build ]] || die "the $RIG_KERNEL headers lack the kbuild scripts"
+    fi
     depmod -b "$dir" "$KREL"
-    [[ -e $dir/boot/vmlinuz-$KREL && -e $h/scripts/Makefile.build ]] ||
-        die "the $RIG_KERNEL packages lack boot/vmlinuz-$KREL or the kbuild scripts"
+    [[ -e $dir/boot/vmlinuz-$KREL ]] || die "the $RIG_KERNEL packages lack its kernel image"
     touch "$dir/.complete"
+}
+
+# ---------------------------------------------------------------- build chroot (sid)
+
+chroot_dir() { echo "$CACHE/chroot/$ABI"; }
+# The suite's gcc, make, sparse, python3 and linux-headers-<krel>, by mmdebstrap (~1-5 min,
+# ~530 MB). Its kbuild package lacks two scripts that lint needs: checker-valid.sh (without
+# it, C=2 skips sparse with only a make warning) and kernel-doc. Both come from the suite's
+# linux-source (a 160 MB download), unpacked to /opt/linux-source (-> linux-source-<ver>)
+# in the chroot with checkpatch.pl and what these scripts use, and linked into the kbuild
+# scripts.
+# Older chroots are removed (--one-file-system: never through a mount; krun mounts in a
+# private namespace anyway).
+fetch_chroot() {
+    local dir old tmp ver kscripts
+    in_chroot || return 0
+    dir=$(chroot_dir)
+    [[ -e $dir/.complete ]] && return 0
+    ((EUID == 0)) || die "the $RIG_KERNEL build chroot is made by root: run (as root) $0 setup"
+    ensure_pkgs mmdebstrap
+    rm -rf --one-file-system "$dir"
+    mkdir -p "$dir"
+    say "making the $RIG_KERNEL build chroot in $dir (mmdebstrap)"
+    mmdebstrap --quiet --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+        --include="gcc,make,sparse,python3,linux-headers-$KREL" \
+        "${SUITE_OF[$RIG_KERNEL]}" "$dir/root" "$(host_mirror)" >&2 ||
+        die "mmdebstrap of ${SUITE_OF[$RIG_KERNEL]} failed"
+    ver=${ABI%%[-+]*} ver=${ver%.*}   # 7.2.13+deb14 -> 7.2
+    suite_opts
+    tmp=$(mktemp -d "$dir/src.XXXXXX")
+    say "taking kernel-doc, checker-valid.sh and checkpatch.pl from linux-source-$ver"
+    (cd "$tmp" && apt-get "${SUITE_OPT[@]}" download -qq "linux-source-$ver" >&2) ||
+        die "cannot download linux-source-$ver"
+    mkdir -p "$dir/root/opt/linux-source-$ver"
+    dpkg-deb --fsys-tarfile "$tmp"/linux-source-"$ver"_*.deb |
+        tar -xOf - "./usr/src/linux-source-$ver.tar.xz" |
+        tar -xJf - -C "$dir/root/opt/linux-source-$ver" --strip-components=1 \
+            "linux-source-$ver/scripts/kernel-doc" "linux-source-$ver/scripts/checker-valid.sh" \
+            "linux-source-$ver/scripts/checkpatch.pl" "linux-source-$ver/scripts/spelling.txt" \
+            "linux-source-$ver/scripts/const_structs.checkpatch" \
+            "linux-source-$ver/tools/docs/kernel-doc" "linux-source-$ver/tools/lib/python" ||
+        die "linux-source-$ver lacks the scripts lint uses"
+    rm -rf "$tmp"
+    ln -sfn "linux-source-$ver" "$dir/root/opt/linux-source"
+    kscripts=$dir/root/usr/lib/linux-kbuild-$ABI/scripts
+    [[ -d $kscripts ]] || die "no $kscripts in the chroot"
+    [[ -e $kscripts/checker-valid.sh ]] ||
+        cp "$dir/root/opt/linux-source-$ver/scripts/checker-valid.sh" "$kscripts/"
+    [[ -e $kscripts/kernel-doc ]] ||
+        ln -s "/opt/linux-source-$ver/scripts/kernel-doc" "$kscripts/kernel-doc"
+    touch "$dir/.complete"
+    for old in "$CACHE"/chroot/*; do
+        [[ $old == "$dir" ]] || rm -rf --one-file-system "$old"
+    done
+}
+
+# krun CMD...: CMD in the build chroot, in a private mount namespace where this repo (and
+# the cache) are bind-mounted at their own paths, with /dev, /proc and the working
+# directory as here. Kernels without a chroot: CMD as it is.
+cmd_krun() {
+    local root
+    in_chroot || exec "$@"
+    root=$(chroot_dir)/root
+    [[ -e $(chroot_dir)/.complete ]] || die "no $RIG_KERNEL build chroot: run (as root) $0 setup"
+    ((EUID == 0)) || die "building for $RIG_KERNEL needs root (a chroot)"
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    exec unshare --mount --propagation private -- sh -ec '
+        root=$1 repo=$2 cwd=$3
+        shift 3
+        mount --rbind /dev "$root/dev"
+        mount -t proc proc "$root/proc"
+        mkdir -p "$root$repo"
+        mount --bind "$repo" "$root$repo"
+        exec chroot "$root" sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"' \
+        krun "$root" "$REPO" "$PWD" "$@"
 }
 
 # The bzImage's boot stub takes ~2.5 s to unpack the kernel under TCG. Debian kernels have
@@ -356,6 +463,7 @@ cmd_setup() {
         ensure_pkgs "${RUNTIME_PKGS[@]}" "${DEV_PKGS[@]}" "linux-headers-$KREL"
     fi
     fetch_kernel
+    fetch_chroot
     extract_vmlinux
     build_base
 }
@@ -402,9 +510,11 @@ guest_module_files() {
     local kdir m deps
     kdir=$(kernel_dir)
     MODFILES=()
-    for m in "${GUEST_MODULES[@]}"; do
-        deps=$(modprobe -d "$kdir" -S "$KREL" --show-depends "$m" 2>&1) ||
-            die "module $m not found in $kdir: $deps"
+    for m in "${GUEST_MODULES[@]}" "${GUEST_MODULES_OPTIONAL[@]}"; do
+        if ! deps=$(modprobe -d "$kdir" -S "$KREL" --show-depends "$m" 2>&1); then
+            [[ " ${GUEST_MODULES_OPTIONAL[*]} " == *" $m "* ]] || die "module $m not found in $kdir: $deps"
+            continue
+        fi
         mapfile -t -O "${#MODFILES[@]}" MODFILES < <(awk '$1 == "insmod" { print $2 }' <<<"$deps")
     done
     mapfile -t MODFILES < <(printf '%s\n' "${MODFILES[@]}" | sort -u)
@@ -619,10 +729,13 @@ AWK_PROGRESS='/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "ri
 
 # qemu_cmd DIR SMP: the QEMU command line common to all guests, in the array QEMU.
 qemu_cmd() {
-    # -cpu qemu64: rxe's CRC (crc32-generic) runs ~2x faster under TCG than with -cpu max.
+    # -cpu qemu64: rxe's CRC (crc32-generic) runs ~2x faster under TCG than with -cpu max;
+    # from 6.15 on rxe uses the crc32 library, whose PCLMULQDQ path (-cpu max) is faster.
+    local cpu=qemu64
+    modprobe -d "$(kernel_dir)" -S "$KREL" --show-depends crc32_generic >/dev/null 2>&1 || cpu=max
     # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
     # whose first output is ESC c (a terminal reset) on the student's terminal.
-    QEMU=(qemu-system-x86_64 -accel tcg -cpu qemu64 -m "$RIG_MEM" -smp "$2"
+    QEMU=(qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$RIG_MEM" -smp "$2"
         -display none -vga none -no-reboot -nic none
         -kernel "$(guest_kernel)" -initrd "$1/initrd.img"
         -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
@@ -1085,7 +1198,7 @@ usage() {
 for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
 [[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || -n ${SUITE_OF[$RIG_KERNEL]:-} ]] ||
-    die "RIG_KERNEL must be stock, debug or one of: ${!SUITE_OF[*]}"
+    die "RIG_KERNEL must be stock, debug, 6.12 or sid"
 TIMEOUT=$RIG_TIMEOUT
 cmd=${1:-}
 [[ -n $cmd ]] || usage 2
@@ -1093,9 +1206,18 @@ shift
 case $cmd in
 setup) cmd_setup ;;
 abi)   resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"; echo "$KREL" ;;
+krun)
+    (($#)) || die "usage: $0 krun CMD..."
+    resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
+    cmd_krun "$@" ;;
 kdir)
     resolve_abi || die "cannot resolve the kernel ABI: run $0 setup"
     if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR/src"; exit 0; fi
+    if in_chroot; then
+        echo "/usr/src/linux-headers-$KREL"   # a path in the build chroot (rig.sh krun)
+        [[ -e $(chroot_dir)/.complete ]] || die "no $RIG_KERNEL build chroot: run (as root) $0 setup"
+        exit 0
+    fi
     if other_suite; then
         echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
         [[ -e $(kernel_dir)/.complete ]] || die "the $RIG_KERNEL kernel is not fetched: run $0 setup"

@@ -15,13 +15,17 @@
 #  - pinned pages: nr_foll_pin_acquired - nr_foll_pin_released (/proc/vmstat) is back to
 #    its value before the first test;
 #  - RDMA objects: `rdma res show` (pd, cq, qp, cm_id, mr, ... per device) is back to it;
-#  - kernel memory: on a kernel with kmemleak, a scan finds no new suspect (the suspects
-#    are then cleared, so each is reported once).
-# Releases finish asynchronously (work items, deferred puts, rxe's cleanup), so the first
-# two are polled for up to POSTCHECK_WAIT seconds (default 20) before they count as a leak.
-# kmemleak reports an object only once it has been unreferenced for 5 s, so a leak made
-# in the last seconds of one PROG may be reported after the next one.  A leak turns the
-# PROG's result into "not ok ... # post-check", with the details as diagnostics.
+# Releases finish asynchronously (work items, deferred puts, rxe's cleanup), so both are
+# polled for up to POSTCHECK_WAIT seconds (default 20) before they count as a leak.  A
+# leak turns the PROG's result into "not ok ... # post-check", with the details as
+# diagnostics.
+# On a kernel with kmemleak (the debug kernel), one more result, "kmemleak", follows the
+# last PROG: a scan after them all finds no suspect (what boot left is cleared first).  A
+# scan takes ~20 s there, so by default it runs once; each suspect comes with the stack
+# of its allocation.  POSTCHECK_KMEMLEAK=each scans after every PROG instead (a leak is
+# then charged to the PROG it followed: kmemleak reports an object only once it has been
+# unreferenced for 5 s, so a leak from the last seconds of one PROG may show after the
+# next one).
 
 dir=${1:-/opt/rdmaxfer/selftests}
 list=$dir/kselftest-list.txt
@@ -45,6 +49,7 @@ KMEMLEAK=/sys/kernel/debug/kmemleak
 # and more so when the host is busy: twice the budget there.
 [ -n "$KMEMLEAK" ] && tmo=$((tmo * 2))
 POSTCHECK_WAIT=${POSTCHECK_WAIT:-20}
+POSTCHECK_KMEMLEAK=${POSTCHECK_KMEMLEAK:-end}
 
 pins() {
 	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
@@ -78,6 +83,9 @@ post_check() {
 		echo "after:"
 		echo "$r"
 	fi
+	[ "$POSTCHECK_KMEMLEAK" = each ] && kmemleak_report
+}
+kmemleak_report() {   # prints the suspects of a scan (nothing if none)
 	leaks=$(kmemleak_scan)
 	if [ -n "$leaks" ]; then
 		echo "kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') new suspect(s):"
@@ -89,8 +97,10 @@ base_res=$(rdma_res)
 kmemleak_scan >/dev/null   # what boot left: not ours
 
 progs=$(sed -n 's/^[^#:][^:]*:\(.*[^[:space:]]\)[[:space:]]*$/\1/p' "$list")
+nres=$(echo "$progs" | grep -c .)
+[ -n "$KMEMLEAK" ] && nres=$((nres + 1))
 echo "TAP version 13"
-echo "1..$(echo "$progs" | grep -c .)"
+echo "1..$nres"
 
 rcfile=/tmp/rig-test.rc
 i=0
@@ -121,3 +131,18 @@ for prog in $progs; do
 		echo "not ok $i $prog # exit=$rc"
 	fi
 done
+
+if [ -n "$KMEMLEAK" ]; then
+	i=$((i + 1))
+	echo "# selftests: rdmaxfer: kmemleak"
+	start=$(date +%s)
+	sleep 6   # kmemleak reports objects unreferenced for 5 s or more
+	left=$(kmemleak_report)
+	echo "  # time: $(($(date +%s) - start)) s (a scan after all of the above)"
+	if [ -n "$left" ]; then
+		echo "$left" | awk '{ print "  # " $0 }'
+		echo "not ok $i kmemleak # suspects left by the tests above"
+	else
+		echo "ok $i kmemleak"
+	fi
+fi
