@@ -603,10 +603,12 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return -EPROTO;
 
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_credits + credits > conn->c_peer_recvs)
+	if (conn->c_credits + credits > conn->c_peer_recvs) {
 		ret = -EPROTO;
-	else
-		now = conn->c_credits += credits;
+	} else {
+		conn->c_credits += credits;
+		now = conn->c_credits;
+	}
 	spin_unlock_bh(&conn->c_lock);
 	if (ret)
 		return ret;

@@ -82,7 +82,8 @@ if [ $r -ne 0 ]; then
 fi
 
 # --- data between A and B -------------------------------------------------
-nsrun "$A" rdmaxfer serve --port $PORT --size 1M --out "$tmp/a.data" \
+# (ip netns exec execs the CLI: $! is the server itself, not a subshell)
+ip netns exec "$A" rdmaxfer serve --port $PORT --size 1M --out "$tmp/a.data" \
 	>"$tmp/serve.log" 2>"$tmp/serve.err" &
 echo $! >"$tmp/serve.pid"
 pids="$pids $!"
@@ -128,12 +129,13 @@ r=1
 ktap_result "still_serves_after_refusals" $r
 
 # --- teardown -------------------------------------------------------------
+r=0
 kill "$(cat "$tmp/serve.pid")" 2>/dev/null
 wait "$(cat "$tmp/serve.pid")" 2>/dev/null
 pids=""
+! kill -0 "$(cat "$tmp/serve.pid")" 2>/dev/null || { r=1; ktap_diag "the server outlived SIGTERM"; }
 for ns in $A $B $C; do ip netns del "$ns"; done
 # rxe removes a device when its netdev goes, which the namespace's end takes
-r=0
 wait_for "! rdma link show 2>/dev/null | grep -q 'rxe-ns[ab]'" 20 ||
 	{ r=1; ktap_diag "still there: $(rdma link show 2>&1 | grep 'rxe-ns')"; }
 out=$(kernel_log_problems) || { r=1; ktap_diag "kernel log:" "$out"; }

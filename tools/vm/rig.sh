@@ -11,8 +11,8 @@
 #   rig.sh abi | kdir         print the guest's kernel release | the tree to build modules
 #                             against (stock: /usr/src/linux-headers-6.1.0-NN-amd64)
 #   rig.sh krun CMD...        run CMD where modules for the kernel are built: here, or for
-#                             RIG_KERNEL=sid in its build chroot (root; this directory and
-#                             the repo are bind-mounted at the same paths)
+#                             RIG_KERNEL=sid in its build chroot (root; the repo is
+#                             bind-mounted at its own path, CMD runs in the same directory)
 #   rig.sh check [--timeout S]  run the selftests: one guest, then (if the stage has
 #                             selftests/pair/) the pair run; last line "N passed, N failed,
 #                             N skipped" over both; exit 0 iff both finished and none failed
@@ -94,7 +94,7 @@
 #          packages: linux-binary-unsigned-, linux-modules-, linux-base-<krel>, files under
 #          usr/lib/modules/<krel>/). Its headers need sid's gcc and glibc: modules for it
 #          are built in a sid chroot made by mmdebstrap, $RDMAXFER_CACHE/chroot/<abi>/
-#          (~520 MB, ~5 min once; with sparse, and kernel-doc taken from linux-source);
+#          (~530 MB, 1-2 min once here; with sparse, and kernel-doc from linux-source);
 #          `rig.sh krun CMD` runs CMD there. The CLI and selftests are built on the host as
 #          for every kernel. The guest gets -cpu max (rxe's CRC is the crc32 library there,
 #          which uses PCLMULQDQ: ~1.5x the -cpu qemu64 throughput under TCG).
@@ -356,8 +356,8 @@ fetch_suite_kernel() {
 # ---------------------------------------------------------------- build chroot (sid)
 
 chroot_dir() { echo "$CACHE/chroot/$ABI"; }
-# The suite's gcc, make, sparse, python3 and linux-headers-<krel>, by mmdebstrap (~1-5 min,
-# ~530 MB). Its kbuild package lacks two scripts that lint needs: checker-valid.sh (without
+# The suite's gcc, make, sparse, python3 and linux-headers-<krel>, by mmdebstrap (77 s
+# here, ~530 MB). Its kbuild package lacks two scripts that lint needs: checker-valid.sh (without
 # it, C=2 skips sparse with only a make warning) and kernel-doc. Both come from the suite's
 # linux-source (a 160 MB download), unpacked to /opt/linux-source (-> linux-source-<ver>)
 # in the chroot with checkpatch.pl and what these scripts use, and linked into the kbuild
@@ -407,9 +407,9 @@ fetch_chroot() {
     done
 }
 
-# krun CMD...: CMD in the build chroot, in a private mount namespace where this repo (and
-# the cache) are bind-mounted at their own paths, with /dev, /proc and the working
-# directory as here. Kernels without a chroot: CMD as it is.
+# krun CMD...: CMD in the build chroot, in a private mount namespace where the repo is
+# bind-mounted at its own path, with the host's /dev, a /proc, and the working directory
+# as here (it must be in the repo). Kernels without a chroot: CMD as it is.
 cmd_krun() {
     local root
     in_chroot || exec "$@"
