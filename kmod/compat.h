@@ -19,9 +19,10 @@
 
 /*
  * kzalloc_obj() - allocate one zeroed object of the type of @P (a variable
- * or a type), with the flags given (7.0: "kzalloc_obj(*p, gfp)" instead of
- * "kzalloc(sizeof(*p), gfp)", which checkpatch now asks for).  Probed as the
- * macro it is; this stand-in always takes the flags.
+ * or a type), with the flags given: newer kernels (7.2 has it; 6.12 does
+ * not) write "kzalloc_obj(*p, gfp)" for "kzalloc(sizeof(*p), gfp)", and
+ * their checkpatch asks for it.  Probed as the macro it is; this stand-in
+ * always takes the flags.
  */
 #ifndef kzalloc_obj
 #define kzalloc_obj(P, gfp)	({ typeof(P) *__obj = kzalloc(sizeof(P), gfp); __obj; })
