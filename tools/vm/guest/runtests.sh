@@ -21,7 +21,7 @@
 # diagnostics.
 # On a kernel with kmemleak (the debug kernel), one more result, "kmemleak", follows the
 # last PROG: a scan after them all finds no suspect (what boot left is cleared first).  A
-# scan takes ~20 s there, so by default it runs once; each suspect comes with the stack
+# scan takes 20-30 s there, so by default it runs once; each suspect comes with the stack
 # of its allocation.  POSTCHECK_KMEMLEAK=each scans after every PROG instead (a leak is
 # then charged to the PROG it followed: kmemleak reports an object only once it has been
 # unreferenced for 5 s, so a leak from the last seconds of one PROG may show after the
@@ -83,7 +83,7 @@ post_check() {
 		echo "after:"
 		echo "$r"
 	fi
-	[ "$POSTCHECK_KMEMLEAK" = each ] && kmemleak_report
+	if [ "$POSTCHECK_KMEMLEAK" = each ]; then kmemleak_report; fi
 }
 kmemleak_report() {   # prints the suspects of a scan (nothing if none)
 	leaks=$(kmemleak_scan)
