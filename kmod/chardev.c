@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmaxfer - /dev/rdmaxfer: the misc device, per-file context, ids, events
- * and the ioctl dispatch table.
+ * rdmaxfer - /dev/rdmaxfer: the misc device, per-file context, ids, the
+ * ioctl dispatch table, GET_INFO and STATS.
  *
  * Design: every open file gets a struct rdmaxfer_file that owns what the
  * caller creates through it (listeners, connections, buffers, windows),
@@ -18,15 +18,13 @@
  * set_active_memcg() with the file's cgroup), so a peer that makes us
  * allocate is paid for by the application that listens to it.
  *
- * Completions and events go to one queue per file, in the order they
- * happened; REAP drains it and poll() reports POLLIN while it is not empty.
- * rf_pending bounds it: SUBMIT reserves room for its operations up front,
- * and a peer whose messages would overflow it loses the connection.
+ * Completions and events go to one queue per file (event.c); poll() here
+ * reports POLLIN while it is not empty.
  *
  * ioctls follow the iommufd model.  The command number carries no size
  * (_IO), every argument struct starts with { __u32 size; __u32 flags; } and
  * one table describes each command: its struct, its last mandatory field
- * and its allowed flags.  rdmaxfer_ioctl() does all generic checking (type
+ * and its allowed flags.  rdmaxfer_unlocked_ioctl() does all generic checking (type
  * and number, size bounds, copy_struct_from_user() with its E2BIG rule for
  * unknown non-zero tails, flags) so the handlers only see a validated,
  * zero-extended kernel copy.  After a handler succeeds the struct is copied
@@ -50,6 +48,8 @@
 #include <net/net_namespace.h>
 
 #include "rdmaxfer.h"
+
+struct rdmaxfer_stats_k rdmaxfer_global_stats;
 
 /**
  * rdmaxfer_obj_init - initialise the common part of an object
@@ -328,296 +328,7 @@ void rdmaxfer_obj_flush_puts(void)
 	flush_work(&rdmaxfer_put_work);
 }
 
-/**
- * rdmaxfer_pending_get - reserve room for completions or events
- * @rf: the file
- * @n: how many
- *
- * Context: any context that may take a spinlock.
- * Return: false if that would pass RDMAXFER_MAX_PENDING.
- */
-bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n)
-{
-	bool ok;
-
-	spin_lock_bh(&rf->rf_ev_lock);
-	ok = rf->rf_pending + n <= RDMAXFER_MAX_PENDING;
-	if (ok)
-		rf->rf_pending += n;
-	spin_unlock_bh(&rf->rf_ev_lock);
-	return ok;
-}
-
-/**
- * rdmaxfer_pending_put - give back reservations that were not used
- * @rf: the file
- * @n: how many
- */
-void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n)
-{
-	spin_lock_bh(&rf->rf_ev_lock);
-	rf->rf_pending -= n;
-	spin_unlock_bh(&rf->rf_ev_lock);
-}
-
-static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
-{
-	if (ev->ev_free)
-		ev->ev_free(ev);
-	else
-		kfree(ev);
-}
-
-/**
- * rdmaxfer_queue_event - deliver a completion or event to the file
- * @rf: the file
- * @ev: the event; its room was reserved with rdmaxfer_pending_get()
- *
- * After release() has started, the event is freed instead.
- *
- * Context: any context that may take a spinlock.
- */
-void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
-{
-	bool drop;
-
-	spin_lock_bh(&rf->rf_ev_lock);
-	drop = rf->rf_closing;
-	if (drop)
-		rf->rf_pending--;
-	else
-		list_add_tail(&ev->ev_entry, &rf->rf_events);
-	spin_unlock_bh(&rf->rf_ev_lock);
-	if (drop)
-		rdmaxfer_event_free(ev);
-	else
-		wake_up_all(&rf->rf_wait);
-}
-
-/**
- * rdmaxfer_queue_events - deliver several completions with one wake-up
- * @rf: the file
- * @evs: list of struct rdmaxfer_event (by ev_entry), emptied; their room
- *	was reserved with rdmaxfer_pending_get()
- *
- * A reaper woken by the first of them would otherwise often find only
- * that one (the completion handler is still queueing the rest).
- *
- * Context: any context that may take a spinlock.
- */
-void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
-{
-	struct rdmaxfer_event *ev, *tmp;
-	bool drop;
-
-	if (list_empty(evs))
-		return;
-	spin_lock_bh(&rf->rf_ev_lock);
-	drop = rf->rf_closing;
-	if (drop) {
-		list_for_each_entry(ev, evs, ev_entry)
-			rf->rf_pending--;
-	} else {
-		list_splice_tail_init(evs, &rf->rf_events);
-	}
-	spin_unlock_bh(&rf->rf_ev_lock);
-	if (!drop) {
-		wake_up_all(&rf->rf_wait);
-		return;
-	}
-	list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
-		list_del(&ev->ev_entry);
-		rdmaxfer_event_free(ev);
-	}
-}
-
-/**
- * struct rdmaxfer_peer_event - an event that a peer's control message caused
- * @pe_ev: the event
- * @pe_conn: the connection (reference), for events counted in its
- *	c_peer_events
- * @pe_held: the event holds its message's credit
- *
- * Once a connection has RDMAXFER_FREE_PEER_EVENTS such events unreaped, the
- * next ones hold their message's credit until they are reaped (or dropped
- * with the file): only then may the peer send another.  (A RECV event never
- * does: the message itself holds it, until RECV takes its bytes.)  Below
- * the budget credits flow back at once, so an application blocked in an
- * ioctl that needs a credit of its peer (EXPOSE, SEND) cannot deadlock with
- * a peer that is blocked the same way; past it, a peer flooding valid
- * messages is held to the pace at which the application reaps.  So one peer can never
- * have more unreaped events in its connection's file than the receive
- * buffers it was granted (RDMAXFER_RECV_DEPTH), however fast it sends:
- * control traffic is bound by credits, and a peer flooding ADVERT/REVOKE
- * pairs or WRITE_DONEs is slowed to the pace at which the user reaps,
- * instead of filling the file's queue for every other connection.
- */
-struct rdmaxfer_peer_event {
-	struct rdmaxfer_event	pe_ev;
-	struct rdmaxfer_conn	*pe_conn;
-	bool			pe_held;
-};
-
-/* Reaped or dropped: the peer gets its credit back (a CREDIT may go out). */
-static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
-{
-	struct rdmaxfer_peer_event *pe = container_of(ev, struct rdmaxfer_peer_event, pe_ev);
-	struct rdmaxfer_conn *conn = pe->pe_conn;
-
-	if (conn) {
-		atomic_dec(&conn->c_peer_events);
-		if (pe->pe_held && !rdmaxfer_post_begin(conn)) {
-			rdmaxfer_conn_grant(conn);
-			rdmaxfer_post_end(conn);
-		}
-		rdmaxfer_obj_put(&conn->c_obj);
-	}
-	kfree(pe);
-}
-
-/**
- * rdmaxfer_post_peer_event - deliver an event caused by a peer's message
- * @conn: the connection the message came on
- * @hold: the event counts against the connection's budget of unreaped
- *	peer events, and past it holds the message's credit until it is freed
- * @opcode: RDMAXFER_EVENT_*
- * @flags: event flags
- * @bytes: length
- * @value: event-specific value
- * @imm: immediate data
- * @window_id: window id
- *
- * Context: process context (receive completion handler).
- * Return: 1 if the event holds the message's credit (see struct
- * rdmaxfer_peer_event: the caller must not give it back), 0 if not,
- * -ENOBUFS when the file's queue is full, -ENOMEM.
- */
-int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
-			     u64 bytes, u64 value, u32 imm, u32 window_id)
-{
-	struct rdmaxfer_file *rf = conn->c_obj.file;
-	struct rdmaxfer_peer_event *pe;
-
-	might_sleep();
-	if (!rdmaxfer_pending_get(rf, 1))
-		return -ENOBUFS;
-	pe = kzalloc_obj(*pe, GFP_KERNEL_ACCOUNT);
-	if (!pe) {
-		rdmaxfer_pending_put(rf, 1);
-		return -ENOMEM;
-	}
-	if (hold) {
-		kref_get(&conn->c_obj.ref);
-		pe->pe_conn = conn;
-		pe->pe_held = atomic_inc_return(&conn->c_peer_events) > RDMAXFER_FREE_PEER_EVENTS;
-		hold = pe->pe_held;
-	}
-	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
-	pe->pe_ev.ev.conn_id = conn->c_obj.id;
-	pe->pe_ev.ev.opcode = opcode;
-	pe->pe_ev.ev.flags = flags;
-	pe->pe_ev.ev.bytes = bytes;
-	pe->pe_ev.ev.value = value;
-	pe->pe_ev.ev.imm_data = imm;
-	pe->pe_ev.ev.window_id = window_id;
-	rdmaxfer_queue_event(rf, &pe->pe_ev);
-	return hold;
-}
-
-/**
- * rdmaxfer_post_event_always - deliver an event even past the queue's limit
- * @rf: the file
- * @conn_id: the connection (or listener) it is about
- * @opcode: RDMAXFER_EVENT_DISCONNECTED or RDMAXFER_EVENT_CONNECTED
- * @status: why, negative errno or 0
- * @value: event-specific value
- *
- * For the events a user must never miss: at most one DISCONNECTED per
- * connection and one CONNECTED per accepted-to-be connection (bounded by
- * the listener's backlog), so they cannot grow the queue without bound.
- *
- * Context: process context.
- */
-void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
-				u64 value)
-{
-	struct rdmaxfer_event *ev = kzalloc_obj(*ev, GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
-
-	ev->ev.conn_id = conn_id;
-	ev->ev.opcode = opcode;
-	ev->ev.status = status;
-	ev->ev.value = value;
-	spin_lock_bh(&rf->rf_ev_lock);
-	rf->rf_pending++;
-	spin_unlock_bh(&rf->rf_ev_lock);
-	rdmaxfer_queue_event(rf, ev);
-}
-
-/**
- * rdmaxfer_reap - RDMAXFER_IOC_REAP
- * @rf: the file
- * @arg: struct rdmaxfer_reap
- *
- * Waits (interruptibly, up to the timeout) for the first event, then copies
- * out as many as fit.  If the copy faults, the events go back to the head of
- * the queue: nothing is lost.
- *
- * Context: process context, may sleep.
- * Return: 0 (possibly with count 0 on timeout), -EINTR, -EFAULT, -EINVAL.
- */
-int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg)
-{
-	struct rdmaxfer_reap *cmd = arg;
-	struct rdmaxfer_completion __user *uc = u64_to_user_ptr(cmd->completions);
-	struct rdmaxfer_event *ev, *tmp;
-	LIST_HEAD(taken);
-	u32 n = 0, i = 0;
-	long ret;
-
-	if (cmd->__reserved)
-		return -EINVAL;
-	if (!cmd->count)
-		return 0;
-	if (cmd->timeout_ns) {
-		long tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
-			   max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
-
-		ret = wait_event_interruptible_timeout(rf->rf_wait,
-						       !list_empty(&rf->rf_events), tmo);
-		if (ret < 0)
-			return ret == -ERESTARTSYS ? -EINTR : ret;
-	}
-
-	spin_lock_bh(&rf->rf_ev_lock);
-	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
-		if (n == cmd->count)
-			break;
-		list_move_tail(&ev->ev_entry, &taken);
-		n++;
-	}
-	spin_unlock_bh(&rf->rf_ev_lock);
-
-	list_for_each_entry(ev, &taken, ev_entry) {
-		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
-			spin_lock_bh(&rf->rf_ev_lock);
-			list_splice(&taken, &rf->rf_events);
-			spin_unlock_bh(&rf->rf_ev_lock);
-			return -EFAULT;
-		}
-		i++;
-	}
-	list_for_each_entry_safe(ev, tmp, &taken, ev_entry) {
-		list_del(&ev->ev_entry);
-		rdmaxfer_event_free(ev);
-	}
-	spin_lock_bh(&rf->rf_ev_lock);
-	rf->rf_pending -= n;
-	spin_unlock_bh(&rf->rf_ev_lock);
-	cmd->count = n;
-	return 0;
-}
-
-static int rdmaxfer_get_info(struct rdmaxfer_file *rf, void *arg)
+static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_info *cmd = arg;
 	struct rdmaxfer_info out = {
@@ -638,6 +349,56 @@ static int rdmaxfer_get_info(struct rdmaxfer_file *rf, void *arg)
 	};
 
 	*cmd = out;
+	return 0;
+}
+
+static_assert(sizeof(struct rdmaxfer_counters) == RDMAXFER_NR_COUNTERS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, bytes) == RDMAXFER_C_BYTES * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, errors) == RDMAXFER_C_ERRORS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, recv_msgs) == RDMAXFER_C_RECV_MSGS * sizeof(u64));
+static_assert(offsetof(struct rdmaxfer_counters, protocol_errors) ==
+	      RDMAXFER_C_PROTOCOL_ERRORS * sizeof(u64));
+
+static void rdmaxfer_counters_fill(struct rdmaxfer_counters *c, struct rdmaxfer_stats_k *k)
+{
+	u64 *out = (u64 *)c;
+	u32 i;
+
+	for (i = 0; i < RDMAXFER_NR_COUNTERS; i++)
+		out[i] = atomic64_read(&k->c[i]);
+}
+
+/**
+ * rdmaxfer_ioctl_stats - RDMAXFER_IOC_STATS
+ * @rf: the file
+ * @arg: struct rdmaxfer_stats
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+static int rdmaxfer_ioctl_stats(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_stats *cmd = arg;
+	struct rdmaxfer_obj *obj;
+	unsigned long id;
+	u32 size = cmd->size, flags = cmd->flags;
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->size = size;
+	cmd->flags = flags;
+	rdmaxfer_counters_fill(&cmd->file, &rf->rf_stats);
+	rdmaxfer_counters_fill(&cmd->global, &rdmaxfer_global_stats);
+	cmd->pinned_bytes = atomic64_read(&rf->rf_pinned);
+	xa_lock(&rf->rf_objs);
+	xa_for_each(&rf->rf_objs, id, obj) {
+		if (obj->type == RDMAXFER_OBJ_CONN)
+			cmd->num_conns++;
+		else if (obj->type == RDMAXFER_OBJ_BUF)
+			cmd->num_bufs++;
+		else if (obj->type == RDMAXFER_OBJ_WINDOW)
+			cmd->num_windows++;
+	}
+	xa_unlock(&rf->rf_objs);
 	return 0;
 }
 
@@ -693,44 +454,44 @@ struct rdmaxfer_ioctl_op {
 	}
 
 static const struct rdmaxfer_ioctl_op rdmaxfer_ioctl_ops[] = {
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_GET_INFO, rdmaxfer_get_info,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_GET_INFO, rdmaxfer_ioctl_get_info,
 			  struct rdmaxfer_info, name_len, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_LIST_DEVICES, rdmaxfer_list_devices,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_LIST_DEVICES, rdmaxfer_ioctl_list_devices,
 			  struct rdmaxfer_list_devices, indexes, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_DEVICE, rdmaxfer_query_device,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_DEVICE, rdmaxfer_ioctl_query_device,
 			  struct rdmaxfer_device_info, __reserved, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_PORT, rdmaxfer_query_port,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_PORT, rdmaxfer_ioctl_query_port,
 			  struct rdmaxfer_port_info, gids, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_LISTEN, rdmaxfer_listen,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_LISTEN, rdmaxfer_ioctl_listen,
 			  struct rdmaxfer_listen, listen_id, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_ACCEPT, rdmaxfer_accept,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_ACCEPT, rdmaxfer_ioctl_accept,
 			  struct rdmaxfer_accept, peer, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CONNECT, rdmaxfer_connect,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CONNECT, rdmaxfer_ioctl_connect,
 			  struct rdmaxfer_connect, reject_reason, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CLOSE, rdmaxfer_close,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_CLOSE, rdmaxfer_ioctl_close,
 			  struct rdmaxfer_close, __reserved, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REG_BUF, rdmaxfer_reg_buf,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REG_BUF, rdmaxfer_ioctl_reg_buf,
 			  struct rdmaxfer_reg_buf, buf_id, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_DEREG_BUF, rdmaxfer_dereg_buf,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_DEREG_BUF, rdmaxfer_ioctl_dereg_buf,
 			  struct rdmaxfer_dereg_buf, __reserved, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_EXPOSE, rdmaxfer_expose,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_EXPOSE, rdmaxfer_ioctl_expose,
 			  struct rdmaxfer_expose, window_id, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REVOKE, rdmaxfer_revoke,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REVOKE, rdmaxfer_ioctl_revoke,
 			  struct rdmaxfer_revoke, __reserved, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_SUBMIT, rdmaxfer_submit,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_SUBMIT, rdmaxfer_ioctl_submit,
 			  struct rdmaxfer_submit, ops, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REAP, rdmaxfer_reap,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_REAP, rdmaxfer_ioctl_reap,
 			  struct rdmaxfer_reap, completions, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_RECV, rdmaxfer_recv,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_RECV, rdmaxfer_ioctl_recv,
 			  struct rdmaxfer_recv, addr, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_CONN, rdmaxfer_query_conn,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_QUERY_CONN, rdmaxfer_ioctl_query_conn,
 			  struct rdmaxfer_conn_info, max_op_size, 0),
-	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_STATS, rdmaxfer_stats,
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_STATS, rdmaxfer_ioctl_stats,
 			  struct rdmaxfer_stats, __reserved, 0),
 };
 
 /**
- * rdmaxfer_ioctl - dispatch an ioctl on /dev/rdmaxfer
+ * rdmaxfer_unlocked_ioctl - dispatch an ioctl on /dev/rdmaxfer
  * @filp: the open file
  * @cmd: the ioctl number
  * @arg: user pointer to the command struct
@@ -741,7 +502,7 @@ static const struct rdmaxfer_ioctl_op rdmaxfer_ioctl_ops[] = {
  * struct larger than the kernel's with a non-zero tail (or larger than a
  * page), otherwise what the handler returns.
  */
-static long rdmaxfer_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+static long rdmaxfer_unlocked_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct rdmaxfer_file *rf = filp->private_data;
 	void __user *uarg = (void __user *)arg;
@@ -855,7 +616,6 @@ static void rdmaxfer_release_objects(struct rdmaxfer_file *rf)
 static int rdmaxfer_release(struct inode *inode, struct file *filp)
 {
 	struct rdmaxfer_file *rf = filp->private_data;
-	struct rdmaxfer_event *ev, *tmp;
 
 	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_closing = true;
@@ -865,11 +625,7 @@ static int rdmaxfer_release(struct inode *inode, struct file *filp)
 	/* last references that completions dropped (their connections are drained) */
 	rdmaxfer_obj_flush_puts();
 
-	/* no event is queued any more (rf_closing) */
-	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
-		list_del(&ev->ev_entry);
-		rdmaxfer_event_free(ev);
-	}
+	rdmaxfer_events_free(rf);
 	/* the rest goes with the last object: see struct rdmaxfer_file */
 	rdmaxfer_file_put(rf);
 	return 0;
@@ -880,7 +636,7 @@ static const struct file_operations rdmaxfer_fops = {
 	.open		= rdmaxfer_open,
 	.release	= rdmaxfer_release,
 	.poll		= rdmaxfer_poll,
-	.unlocked_ioctl	= rdmaxfer_ioctl,
+	.unlocked_ioctl	= rdmaxfer_unlocked_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };
 

@@ -207,7 +207,7 @@ u32 rdmaxfer_device_count(void)
 }
 
 /**
- * rdmaxfer_list_devices - RDMAXFER_IOC_LIST_DEVICES
+ * rdmaxfer_ioctl_list_devices - RDMAXFER_IOC_LIST_DEVICES
  * @rf: the caller's file context
  * @arg: struct rdmaxfer_list_devices, already copied in
  *
@@ -218,7 +218,7 @@ u32 rdmaxfer_device_count(void)
  * Context: process context, may fault.
  * Return: 0, -EINVAL for non-zero reserved bits, -EFAULT for a bad pointer.
  */
-int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_list_devices(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_list_devices *cmd = arg;
 	u32 __user *uidx = u64_to_user_ptr(cmd->indexes);
@@ -261,7 +261,7 @@ static u32 rdmaxfer_device_caps(struct ib_device *ib)
 }
 
 /**
- * rdmaxfer_query_device - RDMAXFER_IOC_QUERY_DEVICE
+ * rdmaxfer_ioctl_query_device - RDMAXFER_IOC_QUERY_DEVICE
  * @rf: the caller's file context
  * @arg: struct rdmaxfer_device_info, already copied in
  *
@@ -270,7 +270,7 @@ static u32 rdmaxfer_device_caps(struct ib_device *ib)
  * Context: process context.
  * Return: 0, -EINVAL for non-zero reserved bits, -ENODEV for an unknown index.
  */
-int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_query_device(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_device_info *cmd = arg;
 	struct rdmaxfer_device_info out = {
@@ -356,7 +356,7 @@ static void rdmaxfer_get_gids(struct ib_device *ib, u32 port, u32 tbl_len,
 }
 
 /**
- * rdmaxfer_query_port - RDMAXFER_IOC_QUERY_PORT
+ * rdmaxfer_ioctl_query_port - RDMAXFER_IOC_QUERY_PORT
  * @rf: the caller's file context
  * @arg: struct rdmaxfer_port_info, already copied in
  *
@@ -370,7 +370,7 @@ static void rdmaxfer_get_gids(struct ib_device *ib, u32 port, u32 tbl_len,
  * Return: 0, -ENODEV for an unknown index, -EINVAL for a bad port number,
  * -EFAULT for a bad GID array, -ENOMEM, or the error of ib_query_port().
  */
-int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_query_port(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_port_info *cmd = arg;
 	struct rdmaxfer_port_info out = {
@@ -508,7 +508,7 @@ static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
 	else
 		seq_printf(m, "[%pI6c]:%u", a->addr, a->port);
 	seq_printf(m, " credits %u/%u pieces %u windows %u peer_windows %u msgs %u bytes %llu error %d\n",
-		   credits, peer_recvs, pieces, windows, READ_ONCE(conn->c_nrwins), nmsgs,
+		   credits, peer_recvs, pieces, windows, READ_ONCE(conn->c_npeer_wins), nmsgs,
 		   (unsigned long long)atomic64_read(&conn->c_bytes), READ_ONCE(conn->c_error));
 }
 

@@ -27,8 +27,8 @@
  * deregistering its MRs, which invalidates their keys, before the buffer
  * reference that keeps the pages pinned is dropped: invalidate, then unpin.
  *
- * The peer's windows (struct rdmaxfer_rwin) live in the connection's
- * c_rwins xarray, built from ADVERT messages after checking every field.
+ * The peer's windows (struct rdmaxfer_peer_win) live in the connection's
+ * c_peer_wins xarray, built from ADVERT messages after checking every field.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -109,7 +109,7 @@ static bool rdmaxfer_pages_pinnable(struct page **pages, unsigned long n)
 }
 
 /**
- * rdmaxfer_reg_buf - RDMAXFER_IOC_REG_BUF
+ * rdmaxfer_ioctl_reg_buf - RDMAXFER_IOC_REG_BUF
  * @rf: the file
  * @arg: struct rdmaxfer_reg_buf
  *
@@ -118,7 +118,7 @@ static bool rdmaxfer_pages_pinnable(struct page **pages, unsigned long n)
  * -EFAULT (unmapped memory, or written file pages), -ENOMEM (RLIMIT_MEMLOCK
  * or memory), -EMFILE (too many objects).
  */
-int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_reg_buf(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_reg_buf *cmd = arg;
 	unsigned int gup = FOLL_LONGTERM;
@@ -237,7 +237,7 @@ void rdmaxfer_buf_release(struct rdmaxfer_buf *buf)
 }
 
 /**
- * rdmaxfer_dereg_buf - RDMAXFER_IOC_DEREG_BUF
+ * rdmaxfer_ioctl_dereg_buf - RDMAXFER_IOC_DEREG_BUF
  * @rf: the file
  * @arg: struct rdmaxfer_dereg_buf
  *
@@ -245,7 +245,7 @@ void rdmaxfer_buf_release(struct rdmaxfer_buf *buf)
  * Return: 0, -ENOENT (no such buffer), -EBUSY (a window or an operation
  * uses it), -EINVAL.
  */
-int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_dereg_buf *cmd = arg;
 	struct rdmaxfer_buf *buf;
@@ -477,7 +477,7 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 		wrs[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 		win->w_reg_batch = n;
 		reinit_completion(&win->w_reg_done);
-		spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_post() */
+		spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 		if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 			ret = -ENOTCONN;
 		else
@@ -491,7 +491,7 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 		 * The WRs complete even if the QP dies (flushed), but maybe only
 		 * behind operations a slow peer holds up.  A fatal signal fails
 		 * the connection: its teardown flushes them (it disconnects
-		 * before it waits for us to leave rdmaxfer_post_end()).
+		 * before it waits for us to leave rdmaxfer_conn_exit()).
 		 */
 		if (wait_for_completion_killable(&win->w_reg_done)) {
 			rdmaxfer_conn_fail(conn, -EINTR);
@@ -529,77 +529,68 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
 		adv->segs[i].rkey = cpu_to_be32(mr->rkey);
 		adv->segs[i].length = cpu_to_be32(mr->length);
 	}
-	return rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_ADVERT, len);
+	return rdmaxfer_ctrl_send(conn, ct, RDMAXFER_MSG_ADVERT, len);
 }
 
-/**
- * rdmaxfer_expose - RDMAXFER_IOC_EXPOSE
- * @rf: the file
- * @arg: struct rdmaxfer_expose
- *
- * Context: process context, may sleep (registration, waiting for a credit).
- * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
- * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
- * (atomics on a device without them), -EMFILE, -ENOSPC (the file's windows
- * have RDMAXFER_MAX_FILE_MRS segments), -ENOMEM, -EINTR.
- */
-int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
+/* Check EXPOSE's range and access against the buffer's. */
+static int rdmaxfer_expose_check(const struct rdmaxfer_expose *cmd,
+				 const struct rdmaxfer_buf *buf)
 {
-	struct rdmaxfer_expose *cmd = arg;
-	struct rdmaxfer_window *win;
-	struct rdmaxfer_conn *conn;
-	struct rdmaxfer_buf *buf;
-	u64 end, first_byte;
-	u32 seg_pages, nsegs, i;
-	unsigned long fp, npages;
-	u32 in_page;
-	int ret;
+	u64 end;
 
-	if (!cmd->access || cmd->access & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
-					    RDMAXFER_REMOTE_ATOMIC))
-		return -EINVAL;
-	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
-	if (!conn)
-		return -ENOENT;
-	buf = rdmaxfer_obj_get(rf, cmd->buf_id, RDMAXFER_OBJ_BUF);
-	if (!buf) {
-		ret = -ENOENT;
-		goto out_conn;
-	}
-	ret = -EINVAL;
 	if (!cmd->length || check_add_overflow(cmd->offset, cmd->length, &end) ||
 	    end > buf->b_length)
-		goto out_buf;
+		return -EINVAL;
 	if ((cmd->access & RDMAXFER_REMOTE_READ) && !(buf->b_access & RDMAXFER_BUF_READ))
-		goto out_buf;
+		return -EINVAL;
 	/* the peer can only align atomics to the window's start */
 	if ((cmd->access & RDMAXFER_REMOTE_ATOMIC) &&
 	    !IS_ALIGNED(buf->b_addr + cmd->offset, sizeof(u64)))
-		goto out_buf;
+		return -EINVAL;
 	if ((cmd->access & (RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC)) &&
 	    !(buf->b_access & RDMAXFER_BUF_WRITE))
-		goto out_buf;
-	ret = rdmaxfer_post_begin(conn);
-	if (ret)
-		goto out_buf;
-	if ((cmd->access & RDMAXFER_REMOTE_ATOMIC) &&
-	    conn->c_dev->rd_ib->attrs.atomic_cap == IB_ATOMIC_NONE) {
-		ret = -EOPNOTSUPP;
-		goto out_post;
-	}
+		return -EINVAL;
+	return 0;
+}
 
-	/* pages of the window, split into segments of seg_pages pages */
-	seg_pages = rdmaxfer_seg_pages(conn->c_dev->rd_ib);
-	first_byte = offset_in_page(buf->b_addr) + cmd->offset;
-	fp = first_byte >> PAGE_SHIFT;
-	in_page = offset_in_page(first_byte);
+/**
+ * rdmaxfer_window_create - register a slice of a buffer as a window
+ * @rf: the file
+ * @conn: the connection whose PD the window goes in
+ * @buf: the buffer
+ * @cmd: EXPOSE's arguments, checked by rdmaxfer_expose_check()
+ *
+ * Splits the slice into segments of at most the device's FRWR page list,
+ * maps and registers each, and reserves the window's id (the ADVERT
+ * carries it; it is published later).  On success the window owns the
+ * caller's references on @conn and @buf; on failure they stay the caller's.
+ *
+ * Context: process, may sleep; between rdmaxfer_conn_enter() and
+ * rdmaxfer_conn_exit().
+ * Return: the window, or ERR_PTR(-EINVAL) (more segments than an ADVERT
+ * holds), -ENOSPC (the file's windows have RDMAXFER_MAX_FILE_MRS segments),
+ * -ENOMEM, -EMFILE, or what registration failed with.
+ */
+static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
+						      struct rdmaxfer_conn *conn,
+						      struct rdmaxfer_buf *buf,
+						      const struct rdmaxfer_expose *cmd)
+{
+	u32 seg_pages = rdmaxfer_seg_pages(conn->c_dev->rd_ib);
+	u64 first_byte = offset_in_page(buf->b_addr) + cmd->offset;
+	unsigned long fp = first_byte >> PAGE_SHIFT, npages;
+	u32 in_page = offset_in_page(first_byte);
+	struct rdmaxfer_window *win;
+	u32 nsegs, i;
+	int ret;
+
+	lockdep_assert_held_read(&conn->c_post_sem);
 	npages = DIV_ROUND_UP(in_page + cmd->length, PAGE_SIZE);
 	nsegs = DIV_ROUND_UP(npages, seg_pages);
-	ret = -EINVAL;
 	if (nsegs > RDMAXFER_MAX_WIN_SEGS ||
 	    sizeof(struct rdmaxfer_msg_hdr) + struct_size((struct rdmaxfer_msg_advert *)NULL,
 							  segs, nsegs) > conn->c_peer_ctrl_size)
-		goto out_post;
+		return ERR_PTR(-EINVAL);
 
 	ret = -ENOSPC;
 	if (atomic_add_return(nsegs, &rf->rf_nmrs) > RDMAXFER_MAX_FILE_MRS)
@@ -634,19 +625,75 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 			goto out_win;
 	}
 	ret = rdmaxfer_window_register(win);
+	if (!ret)
+		ret = rdmaxfer_obj_reserve(&win->w_obj);
+	if (!ret)
+		return win;
+
+out_win:
+	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
+	rdmaxfer_conn_pd_put(conn);
+	rdmaxfer_device_put(win->w_dev);
+	rdmaxfer_obj_fini(&win->w_obj);
+	kfree(win);
+out_nmrs:
+	atomic_sub(nsegs, &rf->rf_nmrs);
+	return ERR_PTR(ret);
+}
+
+/**
+ * rdmaxfer_ioctl_expose - RDMAXFER_IOC_EXPOSE
+ * @rf: the file
+ * @arg: struct rdmaxfer_expose
+ *
+ * Context: process context, may sleep (registration, waiting for a credit).
+ * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
+ * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
+ * (atomics on a device without them), -EMFILE, -ENOSPC (the file's windows
+ * have RDMAXFER_MAX_FILE_MRS segments), -ENOMEM, -EINTR.
+ */
+int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_expose *cmd = arg;
+	struct rdmaxfer_window *win;
+	struct rdmaxfer_conn *conn;
+	struct rdmaxfer_buf *buf;
+	int ret;
+
+	if (!cmd->access || cmd->access & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
+					    RDMAXFER_REMOTE_ATOMIC))
+		return -EINVAL;
+	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
+	if (!conn)
+		return -ENOENT;
+	buf = rdmaxfer_obj_get(rf, cmd->buf_id, RDMAXFER_OBJ_BUF);
+	if (!buf) {
+		ret = -ENOENT;
+		goto out_conn;
+	}
+	ret = rdmaxfer_expose_check(cmd, buf);
 	if (ret)
-		goto out_win;
+		goto out_buf;
+	ret = rdmaxfer_conn_enter(conn);
+	if (ret)
+		goto out_buf;
+	if ((cmd->access & RDMAXFER_REMOTE_ATOMIC) &&
+	    conn->c_dev->rd_ib->attrs.atomic_cap == IB_ATOMIC_NONE) {
+		ret = -EOPNOTSUPP;
+		goto out_exit;
+	}
+	win = rdmaxfer_window_create(rf, conn, buf, cmd);
+	if (IS_ERR(win)) {
+		ret = PTR_ERR(win);
+		goto out_exit;
+	}
 
 	/*
-	 * From here the window owns the conn and buf references.  Its id is
-	 * reserved (the ADVERT carries it) but published only once the window
-	 * is on the connection and advertised: a REVOKE cannot reach it
-	 * before, and teardown (which waits for rdmaxfer_post_end()) finds it
-	 * on the list after.
+	 * The window now owns the conn and buf references.  Its id is
+	 * published only once the window is on the connection and
+	 * advertised: a REVOKE cannot reach it before, and teardown (which
+	 * waits for rdmaxfer_conn_exit()) finds it on the list after.
 	 */
-	ret = rdmaxfer_obj_reserve(&win->w_obj);
-	if (ret)
-		goto out_win;
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
 		kref_get(&win->w_obj.ref);
@@ -659,7 +706,7 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 		ret = rdmaxfer_window_advertise(win);
 	if (!ret)
 		rdmaxfer_obj_publish(&win->w_obj);
-	rdmaxfer_post_end(conn);
+	rdmaxfer_conn_exit(conn);
 	if (ret) {
 		rdmaxfer_window_unlink(win);	/* also gives the id back */
 		rdmaxfer_obj_put(&win->w_obj);
@@ -670,16 +717,8 @@ int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg)
 	rdmaxfer_obj_put(&win->w_obj);
 	return 0;
 
-out_win:
-	rdmaxfer_window_free_segs(win, win->w_dev->rd_ib);
-	rdmaxfer_conn_pd_put(conn);
-	rdmaxfer_device_put(win->w_dev);
-	rdmaxfer_obj_fini(&win->w_obj);
-	kfree(win);
-out_nmrs:
-	atomic_sub(nsegs, &rf->rf_nmrs);
-out_post:
-	rdmaxfer_post_end(conn);
+out_exit:
+	rdmaxfer_conn_exit(conn);
 out_buf:
 	rdmaxfer_obj_put(&buf->b_obj);
 out_conn:
@@ -688,7 +727,7 @@ out_conn:
 }
 
 /**
- * rdmaxfer_revoke - RDMAXFER_IOC_REVOKE
+ * rdmaxfer_ioctl_revoke - RDMAXFER_IOC_REVOKE
  * @rf: the file
  * @arg: struct rdmaxfer_revoke
  *
@@ -699,7 +738,7 @@ out_conn:
  * Context: process context, may sleep.
  * Return: 0, -ENOENT, -EINVAL.
  */
-int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_revoke *cmd = arg;
 	struct rdmaxfer_window *win;
@@ -717,16 +756,16 @@ int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
 	rdmaxfer_obj_put(&win->w_obj);	/* the table's reference */
 	trace_rdmaxfer_window_revoke(win);
 
-	if (!rdmaxfer_post_begin(win->w_conn)) {
+	if (!rdmaxfer_conn_enter(win->w_conn)) {
 		ct = rdmaxfer_ctrl_get(win->w_conn, HZ, 1);
 		if (!IS_ERR(ct)) {
 			struct rdmaxfer_msg_revoke *rv;
 
 			rv = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
 			rv->window_id = cpu_to_be32(win->w_obj.id);
-			rdmaxfer_ctrl_post(win->w_conn, ct, RDMAXFER_MSG_REVOKE, sizeof(*rv));
+			rdmaxfer_ctrl_send(win->w_conn, ct, RDMAXFER_MSG_REVOKE, sizeof(*rv));
 		}
-		rdmaxfer_post_end(win->w_conn);
+		rdmaxfer_conn_exit(win->w_conn);
 	}
 	rdmaxfer_window_unlink(win);
 	rdmaxfer_obj_put(&win->w_obj);
@@ -734,7 +773,7 @@ int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
 }
 
 /**
- * rdmaxfer_rwin_add - record a window the peer advertised
+ * rdmaxfer_peer_win_add - record a window the peer advertised
  * @conn: the connection
  * @msg: the ADVERT payload
  * @len: its length
@@ -745,10 +784,10 @@ int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg)
  * Context: process context (receive completion).
  * Return: 0, -EPROTO for a malformed message, -ENOMEM.
  */
-int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
+int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 {
 	const struct rdmaxfer_msg_advert *adv = msg;
-	struct rdmaxfer_rwin *rw;
+	struct rdmaxfer_peer_win *pw;
 	u64 total = 0, end;
 	u32 i, nsegs, id;
 	int ret;
@@ -762,45 +801,45 @@ int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 	    be32_to_cpu(adv->access) & ~(RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE |
 					 RDMAXFER_REMOTE_ATOMIC) || !adv->access)
 		return -EPROTO;
-	rw = kzalloc(struct_size(rw, rw_segs, nsegs), GFP_KERNEL_ACCOUNT);
-	if (!rw)
+	pw = kzalloc(struct_size(pw, pw_segs, nsegs), GFP_KERNEL_ACCOUNT);
+	if (!pw)
 		return -ENOMEM;
-	rw->rw_id = id;
-	rw->rw_access = be32_to_cpu(adv->access);
-	rw->rw_length = be64_to_cpu(adv->length);
-	rw->rw_nsegs = nsegs;
+	pw->pw_id = id;
+	pw->pw_access = be32_to_cpu(adv->access);
+	pw->pw_length = be64_to_cpu(adv->length);
+	pw->pw_nsegs = nsegs;
 	for (i = 0; i < nsegs; i++) {
-		rw->rw_segs[i].addr = be64_to_cpu(adv->segs[i].addr);
-		rw->rw_segs[i].rkey = be32_to_cpu(adv->segs[i].rkey);
-		rw->rw_segs[i].length = be32_to_cpu(adv->segs[i].length);
-		if (!rw->rw_segs[i].length ||
-		    check_add_overflow(rw->rw_segs[i].addr, (u64)rw->rw_segs[i].length, &end))
+		pw->pw_segs[i].addr = be64_to_cpu(adv->segs[i].addr);
+		pw->pw_segs[i].rkey = be32_to_cpu(adv->segs[i].rkey);
+		pw->pw_segs[i].length = be32_to_cpu(adv->segs[i].length);
+		if (!pw->pw_segs[i].length ||
+		    check_add_overflow(pw->pw_segs[i].addr, (u64)pw->pw_segs[i].length, &end))
 			goto bad;
-		total += rw->rw_segs[i].length;
+		total += pw->pw_segs[i].length;
 	}
-	if (total != rw->rw_length)
+	if (total != pw->pw_length)
 		goto bad;
-	mutex_lock(&conn->c_rwin_lock);
-	if (conn->c_nrwins >= RDMAXFER_MAX_RWINS) {
+	mutex_lock(&conn->c_peer_win_lock);
+	if (conn->c_npeer_wins >= RDMAXFER_MAX_PEER_WINS) {
 		ret = -EPROTO;		/* more windows than a peer may expose to us */
 	} else {
-		ret = xa_insert(&conn->c_rwins, id, rw, GFP_KERNEL);
+		ret = xa_insert(&conn->c_peer_wins, id, pw, GFP_KERNEL);
 		if (!ret)
-			conn->c_nrwins++;
+			conn->c_npeer_wins++;
 	}
-	mutex_unlock(&conn->c_rwin_lock);
+	mutex_unlock(&conn->c_peer_win_lock);
 	if (ret) {
-		kfree(rw);
+		kfree(pw);
 		return ret == -EBUSY ? -EPROTO : ret;
 	}
 	return 0;
 bad:
-	kfree(rw);
+	kfree(pw);
 	return -EPROTO;
 }
 
 /**
- * rdmaxfer_rwin_del - forget a window the peer revoked
+ * rdmaxfer_peer_win_del - forget a window the peer revoked
  * @conn: the connection
  * @id: the peer's window id
  *
@@ -809,37 +848,37 @@ bad:
  * Context: process context.
  * Return: 0, -EPROTO if the peer never advertised it.
  */
-int rdmaxfer_rwin_del(struct rdmaxfer_conn *conn, u32 id)
+int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id)
 {
-	struct rdmaxfer_rwin *rw;
+	struct rdmaxfer_peer_win *pw;
 
-	mutex_lock(&conn->c_rwin_lock);
-	rw = xa_erase(&conn->c_rwins, id);
-	if (rw)
-		conn->c_nrwins--;
-	mutex_unlock(&conn->c_rwin_lock);
-	if (!rw)
+	mutex_lock(&conn->c_peer_win_lock);
+	pw = xa_erase(&conn->c_peer_wins, id);
+	if (pw)
+		conn->c_npeer_wins--;
+	mutex_unlock(&conn->c_peer_win_lock);
+	if (!pw)
 		return -EPROTO;
-	kfree(rw);
+	kfree(pw);
 	return 0;
 }
 
 /**
- * rdmaxfer_rwin_free_all - forget every window of the peer
+ * rdmaxfer_peer_win_free_all - forget every window of the peer
  * @conn: the connection, torn down
  */
-void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn)
+void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_rwin *rw;
+	struct rdmaxfer_peer_win *pw;
 	unsigned long id;
 
 	lockdep_assert_held(&conn->c_teardown_lock);
 
-	mutex_lock(&conn->c_rwin_lock);
-	xa_for_each(&conn->c_rwins, id, rw) {
-		xa_erase(&conn->c_rwins, id);
-		kfree(rw);
+	mutex_lock(&conn->c_peer_win_lock);
+	xa_for_each(&conn->c_peer_wins, id, pw) {
+		xa_erase(&conn->c_peer_wins, id);
+		kfree(pw);
 	}
-	conn->c_nrwins = 0;
-	mutex_unlock(&conn->c_rwin_lock);
+	conn->c_npeer_wins = 0;
+	mutex_unlock(&conn->c_peer_win_lock);
 }

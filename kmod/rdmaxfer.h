@@ -2,12 +2,16 @@
 /*
  * rdmaxfer - declarations shared between the files of the module.
  *
- * The module is split by responsibility: main.c loads and unloads it,
- * device.c follows RDMA devices through an ib_client, chardev.c owns
- * /dev/rdmaxfer (per-file context, ids, ioctl dispatch), conn.c the
- * connections (rdma_cm, queue pairs, the control channel), mem.c registered
- * buffers and windows, xfer.c operations and completions.  Only
- * uapi/linux/rdmaxfer.h is visible to userspace; proto.h is the wire.
+ * The module is split by layer (Documentation/architecture.md draws it):
+ * main.c loads and unloads it; chardev.c owns /dev/rdmaxfer (per-file
+ * context, ids, the ioctl table, GET_INFO, STATS) and event.c a file's
+ * event queue (REAP); cm.c speaks rdma_cm (LISTEN, ACCEPT, CONNECT, CLOSE,
+ * QUERY_CONN), mem.c registers buffers and windows, xfer.c issues
+ * operations and completes them; below them ctrl.c is the control channel
+ * (credits, the peer's messages, RECV) and conn.c a connection's queue pair
+ * (setup, send-queue budget, fail, stop and destroy); device.c follows RDMA
+ * devices through an ib_client.  Only uapi/linux/rdmaxfer.h is visible to
+ * userspace; proto.h is the wire.
  *
  * Object lifetimes (see Documentation/architecture.md):
  *  - a file owns its objects through an xarray of ids; each object is
@@ -26,7 +30,7 @@
  *       > rf_lock (mutex, per file: id table changes; also taken under
  *         c_teardown_lock directly, when teardown releases windows and ids)
  *         > the xarray lock of rf_objs (lookups take it alone)
- *     > c_rwin_lock (mutex: the peer's windows; SUBMIT takes it alone)
+ *     > c_peer_win_lock (mutex: the peer's windows; SUBMIT takes it alone)
  *     > rd_lock (mutex, per device: its connection list)
  *       > c_lock (spinlock, bottom halves off: state, credits, room, lists)
  *
@@ -37,7 +41,7 @@
  * Waiting counts as taking: rdma_destroy_id() waits for the id's CM handler,
  * which may take rf_lock, rd_lock, c_lock, l_lock and rf_ev_lock, so none of
  * those is held across it (c_teardown_lock is: no handler takes it).
- * ib_drain_qp() waits for completion handlers, which take c_rwin_lock,
+ * ib_drain_qp() waits for completion handlers, which take c_peer_win_lock,
  * c_lock and rf_ev_lock.  Functions that need a lock held say so with
  * lockdep_assert_held(), and those that sleep with might_sleep(), so that
  * a lockdep kernel (make check KERNEL=debug) checks these rules.
@@ -95,7 +99,7 @@
 #define RDMAXFER_MAX_FILE_MRS	4096	/* window segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
 /* Windows one peer may have exposed to one connection (ADVERTs beyond: EPROTO). */
-#define RDMAXFER_MAX_RWINS	256
+#define RDMAXFER_MAX_PEER_WINS	256
 
 /*
  * Dead-peer detection (conn.c): transport retries after the first try (7
@@ -316,23 +320,23 @@ struct rdmaxfer_window {
 };
 
 /**
- * struct rdmaxfer_rwin - a window the peer exposed to us
- * @rw_id: the peer's id of it
- * @rw_access: RDMAXFER_REMOTE_*
- * @rw_length: bytes
- * @rw_nsegs: number of @rw_segs
- * @rw_segs: segments in window order, host byte order
+ * struct rdmaxfer_peer_win - a window the peer exposed to us
+ * @pw_id: the peer's id of it
+ * @pw_access: RDMAXFER_REMOTE_*
+ * @pw_length: bytes
+ * @pw_nsegs: number of @pw_segs
+ * @pw_segs: segments in window order, host byte order
  */
-struct rdmaxfer_rwin {
-	u32			rw_id;
-	u32			rw_access;
-	u64			rw_length;
-	u32			rw_nsegs;
+struct rdmaxfer_peer_win {
+	u32			pw_id;
+	u32			pw_access;
+	u64			pw_length;
+	u32			pw_nsegs;
 	struct {
 		u64		addr;
 		u32		rkey;
 		u32		length;
-	}			rw_segs[];
+	}			pw_segs[];
 };
 
 enum rdmaxfer_conn_state {
@@ -394,7 +398,7 @@ struct rdmaxfer_msg {
  * @c_rcq: receive CQ
  * @c_scq_size: CQEs taken from the pool for @c_scq
  * @c_port: port number on @c_dev
- * @c_lock: protects the fields below up to @c_rwins, and state changes
+ * @c_lock: protects the fields below up to @c_peer_wins, and state changes
  * @c_state: enum rdmaxfer_conn_state
  * @c_error: why the connection went down (negative errno), 0 before; set
  *	once, with cmpxchg(), from any context
@@ -417,8 +421,8 @@ struct rdmaxfer_msg {
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
- * @c_rwins: the peer's windows, by the peer's id (under @c_rwin_lock)
- * @c_rwin_lock: protects @c_rwins against SUBMIT reading it
+ * @c_peer_wins: the peer's windows, by the peer's id (under @c_peer_win_lock)
+ * @c_peer_win_lock: protects @c_peer_wins against SUBMIT reading it
  * @c_wait: senders waiting for credits, send buffers or WRs
  * @c_established: completed when a connect attempt ends (either way)
  * @c_reject_reason: RDMAXFER_REJECT_* from the peer's refusal
@@ -437,7 +441,7 @@ struct rdmaxfer_msg {
  * @c_peer_seg_size: the peer's window segment size
  * @c_max_msg: largest RDMA message both ports accept
  * @c_peer_max_msg: the peer's port limit, from its hello
- * @c_nrwins: number of @c_rwins (bounded: a peer cannot grow it forever)
+ * @c_npeer_wins: number of @c_peer_wins (bounded: a peer cannot grow it forever)
  * @c_peer_events: events the peer's messages caused, not yet reaped (past
  *	RDMAXFER_FREE_PEER_EVENTS their credits are held, see chardev.c)
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
@@ -479,8 +483,8 @@ struct rdmaxfer_conn {
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
-	struct xarray			c_rwins;
-	struct mutex			c_rwin_lock;	/* c_rwins */
+	struct xarray			c_peer_wins;
+	struct mutex			c_peer_win_lock;	/* c_peer_wins */
 	wait_queue_head_t		c_wait;
 
 	struct completion		c_established;
@@ -499,7 +503,7 @@ struct rdmaxfer_conn {
 	u32				c_peer_seg_size;
 	u32				c_max_msg;
 	u32				c_peer_max_msg;
-	u32				c_nrwins;
+	u32				c_npeer_wins;
 	atomic_t			c_peer_events;
 	u64				c_max_op;
 	struct rdmaxfer_addr		c_local;
@@ -621,9 +625,9 @@ struct rdmaxfer_device *rdmaxfer_device_get(u32 index);
 void rdmaxfer_device_put(struct rdmaxfer_device *rd);
 int rdmaxfer_device_attach(struct rdmaxfer_device *rd, struct rdmaxfer_conn *conn);
 void rdmaxfer_device_detach(struct rdmaxfer_conn *conn);
-int rdmaxfer_list_devices(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_query_device(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_query_port(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_list_devices(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_query_device(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_query_port(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_debugfs_init(void);
 void rdmaxfer_debugfs_exit(void);
 
@@ -640,64 +644,84 @@ void *rdmaxfer_obj_get(struct rdmaxfer_file *rf, u32 id, u32 type);
 void rdmaxfer_obj_put(struct rdmaxfer_obj *obj);
 void rdmaxfer_obj_put_atomic(struct rdmaxfer_obj *obj);
 void rdmaxfer_obj_flush_puts(void);
-void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
-void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
-int rdmaxfer_post_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
-			     u64 bytes, u64 value, u32 imm, u32 window_id);
-void rdmaxfer_post_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
-				u64 value);
+
+/* event.c */
 bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n);
 void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n);
+void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs);
+void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev);
+int rdmaxfer_queue_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
+			      u64 bytes, u64 value, u32 imm, u32 window_id);
+void rdmaxfer_queue_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
+				 u64 value);
+void rdmaxfer_events_free(struct rdmaxfer_file *rf);
+int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg);
+
+/* cm.c */
+int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_close(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
+void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
+
+/* ctrl.c */
+int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn);
+void rdmaxfer_ctrl_free_all(struct rdmaxfer_conn *conn);
+struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
+					u32 reserve);
+int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+		       enum rdmaxfer_msg_type type, u32 length);
+void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
+int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
+void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 /* conn.c */
-int rdmaxfer_listen(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_accept(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_connect(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_query_conn(struct rdmaxfer_file *rf, void *arg);
-void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
+struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf);
+int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
-void rdmaxfer_fault_init(void);
-void rdmaxfer_fault_exit(void);
-void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
-void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
-int rdmaxfer_close(struct rdmaxfer_file *rf, void *arg);
-struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
-					u32 reserve);
-int rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
-		       enum rdmaxfer_msg_type type, u32 length);
-void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
-void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
-void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
-int rdmaxfer_post_begin(struct rdmaxfer_conn *conn);
-void rdmaxfer_post_end(struct rdmaxfer_conn *conn);
+int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
 int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
+void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
+void rdmaxfer_ka_start(struct rdmaxfer_conn *conn);
+void rdmaxfer_fault_init(void);
+void rdmaxfer_fault_exit(void);
+#ifdef CONFIG_FAULT_INJECTION
+bool rdmaxfer_cm_fault(void);
+#else
+static inline bool rdmaxfer_cm_fault(void)
+{
+	return false;
+}
+#endif
 
 /* mem.c */
-int rdmaxfer_reg_buf(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_dereg_buf(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_reg_buf(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_buf_release(struct rdmaxfer_buf *buf);
-int rdmaxfer_expose(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_revoke(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn);
 void rdmaxfer_window_release(struct rdmaxfer_window *win);
-int rdmaxfer_rwin_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
-int rdmaxfer_rwin_del(struct rdmaxfer_conn *conn, u32 id);
-void rdmaxfer_rwin_free_all(struct rdmaxfer_conn *conn);
+int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
+int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id);
+void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 u32 rdmaxfer_seg_pages(struct ib_device *ib);
 
 /* xfer.c */
-int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_reap(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
-void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc);
 

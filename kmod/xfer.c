@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmaxfer - operations: SUBMIT, completions, RECV and STATS.
+ * rdmaxfer - operations: SUBMIT and completions.
  *
  * SUBMIT works in two phases.  First every operation of the batch is
  * checked and turned into a struct rdmaxfer_req, taking references on its
@@ -52,8 +52,6 @@
 
 #include "rdmaxfer.h"
 #include "trace.h"
-
-struct rdmaxfer_stats_k rdmaxfer_global_stats;
 
 /**
  * rdmaxfer_wc_errno - what a work completion status means to the user
@@ -145,8 +143,8 @@ static void rdmaxfer_req_complete(struct rdmaxfer_req *req, struct list_head *ev
  * One WR, piece or message of a request finished with @err / @wc_status;
  * the last one completes it (its event goes to @evs if not NULL).
  */
-static void __rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status,
-			       struct list_head *evs)
+static void __rdmaxfer_req_part_done(struct rdmaxfer_req *req, int err, u32 wc_status,
+				     struct list_head *evs)
 {
 	/* the first error wins; a completion handler and SUBMIT may race here */
 	if (err && !cmpxchg(&req->r_status, 0, err))
@@ -155,9 +153,9 @@ static void __rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status,
 		rdmaxfer_req_complete(req, evs);
 }
 
-static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
+static void rdmaxfer_req_part_done(struct rdmaxfer_req *req, int err, u32 wc_status)
 {
-	__rdmaxfer_req_put(req, err, wc_status, NULL);
+	__rdmaxfer_req_part_done(req, err, wc_status, NULL);
 }
 
 /**
@@ -169,7 +167,7 @@ static void rdmaxfer_req_put(struct rdmaxfer_req *req, int err, u32 wc_status)
  */
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
 {
-	rdmaxfer_req_put(req, rdmaxfer_wc_errno(req->r_conn, status), status);
+	rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(req->r_conn, status), status);
 }
 
 /* An RDMA work request failed on a live QP: the QP is in error now. */
@@ -219,7 +217,7 @@ static void rdmaxfer_piece_finish(struct rdmaxfer_piece *p, enum ib_wc_status st
 	*nwr += p->p_nwr;
 	*nrw += 1;
 	rdmaxfer_piece_free(req, p);
-	__rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, status), status, evs);
+	__rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(conn, status), status, evs);
 }
 
 /*
@@ -310,77 +308,204 @@ static bool rdmaxfer_range_ok(u64 off, u64 len, u64 size)
 }
 
 /*
- * Split [roff, roff + len) of the peer's window @rw into pieces; with
+ * Split [roff, roff + len) of the peer's window @pw into pieces; with
  * @req NULL only count them.
  */
-static u32 rdmaxfer_split(const struct rdmaxfer_rwin *rw, u64 roff, u64 len, u64 loff,
+static u32 rdmaxfer_split(const struct rdmaxfer_peer_win *pw, u64 roff, u64 len, u64 loff,
 			  u32 max_piece, struct rdmaxfer_req *req)
 {
 	u64 seg_start = 0, pos = 0;
 	u32 i = 0, n = 0;
 
-	while (seg_start + rw->rw_segs[i].length <= roff) {
-		seg_start += rw->rw_segs[i].length;
+	while (seg_start + pw->pw_segs[i].length <= roff) {
+		seg_start += pw->pw_segs[i].length;
 		i++;
 	}
 	while (pos < len) {
 		u64 in_seg = roff + pos - seg_start;
-		u32 chunk = min3(len - pos, rw->rw_segs[i].length - in_seg, (u64)max_piece);
+		u32 chunk = min3(len - pos, pw->pw_segs[i].length - in_seg, (u64)max_piece);
 
 		if (req) {
 			struct rdmaxfer_piece *p = &req->r_pieces[n];
 
 			p->p_req = req;
 			p->p_cqe.done = rdmaxfer_piece_done;
-			p->p_raddr = rw->rw_segs[i].addr + in_seg;
-			p->p_rkey = rw->rw_segs[i].rkey;
+			p->p_raddr = pw->pw_segs[i].addr + in_seg;
+			p->p_rkey = pw->pw_segs[i].rkey;
 			p->p_len = chunk;
 			p->p_loff = loff + pos;
 		}
 		n++;
 		pos += chunk;
-		if (in_seg + chunk == rw->rw_segs[i].length) {
-			seg_start += rw->rw_segs[i].length;
+		if (in_seg + chunk == pw->pw_segs[i].length) {
+			seg_start += pw->pw_segs[i].length;
 			i++;
 		}
 	}
 	return n;
 }
 
-/* Check one operation and build its request (nothing is posted). */
+/* The access @opcode needs on the local buffer and on the peer's window. */
+static int rdmaxfer_op_access(u16 opcode, u32 *need_buf, u32 *need_win)
+{
+	*need_buf = 0;
+	*need_win = 0;
+	switch (opcode) {
+	case RDMAXFER_OP_WRITE:
+	case RDMAXFER_OP_WRITE_IMM:
+		*need_buf = RDMAXFER_BUF_READ;
+		*need_win = RDMAXFER_REMOTE_WRITE;
+		return 0;
+	case RDMAXFER_OP_READ:
+		*need_buf = RDMAXFER_BUF_WRITE;
+		*need_win = RDMAXFER_REMOTE_READ;
+		return 0;
+	case RDMAXFER_OP_SEND:
+		*need_buf = RDMAXFER_BUF_READ;
+		return 0;
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		*need_win = RDMAXFER_REMOTE_ATOMIC;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/**
+ * rdmaxfer_op_pieces - check an operation's length, count its pieces
+ * @conn: the operation's connection
+ * @op: the operation (opcode, ranges and access already checked)
+ * @pw: the peer's window of a WRITE, WRITE_IMM or READ
+ * @max_piece: the largest piece, in bytes
+ * @npieces: set to the number of rdma_rw pieces, 0 for SEND and atomics
+ *
+ * Context: process; c_peer_win_lock held (it keeps @pw alive).
+ * Return: 0, or -EINVAL if the length is more than the opcode allows.
+ */
+static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_op *op,
+			      const struct rdmaxfer_peer_win *pw, u32 max_piece, u32 *npieces)
+{
+	lockdep_assert_held(&conn->c_peer_win_lock);
+	*npieces = 0;
+	switch (op->opcode) {
+	case RDMAXFER_OP_SEND:
+		if (op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
+				       sizeof(struct rdmaxfer_msg_hdr)))
+			return -EINVAL;
+		return 0;
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		return op->length == sizeof(u64) ? 0 : -EINVAL;
+	}
+	if (op->length > conn->c_max_op)
+		return -EINVAL;
+	*npieces = rdmaxfer_split(pw, op->remote_offset, op->length, op->buf_offset,
+				  max_piece, NULL);
+	return *npieces > RDMAXFER_RW_CTXS / 2 ? -EINVAL : 0;
+}
+
+/* Allocate a request for @op of @npieces pieces; it takes over the references. */
+static struct rdmaxfer_req *rdmaxfer_req_alloc(struct rdmaxfer_file *rf,
+					       struct rdmaxfer_conn *conn,
+					       struct rdmaxfer_buf *buf,
+					       const struct rdmaxfer_op *op, u32 npieces)
+{
+	struct rdmaxfer_req *req;
+
+	req = kzalloc(struct_size(req, r_pieces, npieces), GFP_KERNEL_ACCOUNT);
+	if (!req)
+		return NULL;
+	req->r_file = rf;
+	req->r_conn = conn;
+	req->r_buf = buf;
+	req->r_npieces = npieces;
+	req->r_dir = op->opcode == RDMAXFER_OP_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	req->r_remote_offset = op->remote_offset;
+	req->r_buf_offset = op->buf_offset;
+	req->r_event.ev_free = rdmaxfer_req_free_ev;
+	req->r_event.ev.user_data = op->user_data;
+	req->r_event.ev.conn_id = op->conn_id;
+	req->r_event.ev.opcode = op->opcode;
+	req->r_event.ev.bytes = op->length;
+	req->r_event.ev.window_id = op->window_id;
+	req->r_event.ev.imm_data = op->imm_data;
+	return req;
+}
+
+/**
+ * rdmaxfer_req_atomic_init - build the work request of a CAS or FADD
+ * @req: the request
+ * @op: the operation
+ * @pw: the peer's window it targets
+ *
+ * The target must be 8-byte aligned on the peer and lie in one segment.
+ * The result buffer is mapped when the request is posted: only then is the
+ * device known to stay.
+ *
+ * Context: process; the connection's c_peer_win_lock held (it keeps @pw).
+ * Return: 0, -EINVAL for a misaligned target, -ENOMEM.
+ */
+static int rdmaxfer_req_atomic_init(struct rdmaxfer_req *req, const struct rdmaxfer_op *op,
+				    const struct rdmaxfer_peer_win *pw)
+{
+	struct ib_atomic_wr *wr = &req->r_atomic_wr;
+	u64 seg_start = 0, addr;
+	u32 i = 0;
+
+	lockdep_assert_held(&req->r_conn->c_peer_win_lock);
+	while (seg_start + pw->pw_segs[i].length <= op->remote_offset)
+		seg_start += pw->pw_segs[i++].length;
+	addr = pw->pw_segs[i].addr + op->remote_offset - seg_start;
+	if (!IS_ALIGNED(addr, sizeof(u64)) ||
+	    op->remote_offset - seg_start + sizeof(u64) > pw->pw_segs[i].length)
+		return -EINVAL;
+	req->r_atomic = kzalloc_obj(u64, GFP_KERNEL_ACCOUNT);
+	if (!req->r_atomic)
+		return -ENOMEM;
+	req->r_atomic_cqe.done = rdmaxfer_atomic_done;
+	wr->wr.wr_cqe = &req->r_atomic_cqe;
+	wr->wr.sg_list = &req->r_atomic_sge;
+	wr->wr.num_sge = 1;
+	wr->wr.opcode = op->opcode == RDMAXFER_OP_CAS ? IB_WR_ATOMIC_CMP_AND_SWP :
+							IB_WR_ATOMIC_FETCH_AND_ADD;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	wr->remote_addr = addr;
+	wr->compare_add = op->compare_add;
+	wr->swap = op->swap;
+	wr->rkey = pw->pw_segs[i].rkey;
+	return 0;
+}
+
+/**
+ * rdmaxfer_req_prepare - check one operation and build its request
+ * @rf: the file of the SUBMIT
+ * @op: the operation, as the user gave it
+ * @out: set to the request on success
+ *
+ * Every id, range (overflow-checked), access and length is checked here;
+ * nothing is posted.  The request holds references on its connection and,
+ * except for atomics, its buffer.
+ *
+ * Context: process; takes c_peer_win_lock.
+ * Return: 0, -EINVAL, -ENOENT (no such connection, buffer or peer window),
+ * -ENOTCONN, -ENOMEM.
+ */
 static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_op *op,
 				struct rdmaxfer_req **out)
 {
 	bool atomic = op->opcode == RDMAXFER_OP_CAS || op->opcode == RDMAXFER_OP_FADD;
-	const struct rdmaxfer_rwin *rw = NULL;
+	const struct rdmaxfer_peer_win *pw = NULL;
 	struct rdmaxfer_req *req = NULL;
 	struct rdmaxfer_buf *buf = NULL;
 	struct rdmaxfer_conn *conn;
-	u32 need_buf = 0, need_win = 0, npieces = 0, max_piece;
+	u32 need_buf, need_win, npieces, max_piece;
 	int ret;
 
 	if (op->flags || op->__reserved)
 		return -EINVAL;
-	switch (op->opcode) {
-	case RDMAXFER_OP_WRITE:
-	case RDMAXFER_OP_WRITE_IMM:
-		need_buf = RDMAXFER_BUF_READ;
-		need_win = RDMAXFER_REMOTE_WRITE;
-		break;
-	case RDMAXFER_OP_READ:
-		need_buf = RDMAXFER_BUF_WRITE;
-		need_win = RDMAXFER_REMOTE_READ;
-		break;
-	case RDMAXFER_OP_SEND:
-		need_buf = RDMAXFER_BUF_READ;
-		break;
-	case RDMAXFER_OP_CAS:
-	case RDMAXFER_OP_FADD:
-		need_win = RDMAXFER_REMOTE_ATOMIC;
-		break;
-	default:
-		return -EINVAL;
-	}
+	ret = rdmaxfer_op_access(op->opcode, &need_buf, &need_win);
+	if (ret)
+		return ret;
 
 	conn = rdmaxfer_obj_get(rf, op->conn_id, RDMAXFER_OBJ_CONN);
 	if (!conn)
@@ -400,95 +525,40 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 	}
 
 	max_piece = min_t(u64, conn->c_peer_seg_size, conn->c_max_msg);
-	mutex_lock(&conn->c_rwin_lock);
+	mutex_lock(&conn->c_peer_win_lock);
 	if (need_win) {
 		ret = -ENOENT;
-		rw = xa_load(&conn->c_rwins, op->window_id);
-		if (!rw)
+		pw = xa_load(&conn->c_peer_wins, op->window_id);
+		if (!pw)
 			goto out_unlock;
 		ret = -EINVAL;
-		if ((rw->rw_access & need_win) != need_win ||
-		    !rdmaxfer_range_ok(op->remote_offset, op->length, rw->rw_length))
+		if ((pw->pw_access & need_win) != need_win ||
+		    !rdmaxfer_range_ok(op->remote_offset, op->length, pw->pw_length))
 			goto out_unlock;
 	}
-	switch (op->opcode) {
-	case RDMAXFER_OP_SEND:
-		if (op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
-				       sizeof(struct rdmaxfer_msg_hdr)))
-			goto out_unlock;
-		break;
-	case RDMAXFER_OP_CAS:
-	case RDMAXFER_OP_FADD:
-		if (op->length != sizeof(u64))
-			goto out_unlock;
-		break;
-	default:
-		if (op->length > conn->c_max_op)
-			goto out_unlock;
-		npieces = rdmaxfer_split(rw, op->remote_offset, op->length, op->buf_offset,
-					 max_piece, NULL);
-		if (npieces > RDMAXFER_RW_CTXS / 2)
-			goto out_unlock;
-	}
+	ret = rdmaxfer_op_pieces(conn, op, pw, max_piece, &npieces);
+	if (ret)
+		goto out_unlock;
 
 	ret = -ENOMEM;
-	req = kzalloc(struct_size(req, r_pieces, npieces), GFP_KERNEL_ACCOUNT);
+	req = rdmaxfer_req_alloc(rf, conn, buf, op, npieces);
 	if (!req)
 		goto out_unlock;
-	req->r_file = rf;
-	req->r_conn = conn;
-	req->r_buf = buf;
-	req->r_npieces = npieces;
-	req->r_dir = op->opcode == RDMAXFER_OP_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-	req->r_remote_offset = op->remote_offset;
-	req->r_buf_offset = op->buf_offset;
-	req->r_event.ev_free = rdmaxfer_req_free_ev;
-	req->r_event.ev.user_data = op->user_data;
-	req->r_event.ev.conn_id = op->conn_id;
-	req->r_event.ev.opcode = op->opcode;
-	req->r_event.ev.bytes = op->length;
-	req->r_event.ev.window_id = op->window_id;
-	req->r_event.ev.imm_data = op->imm_data;
 	if (npieces)
-		rdmaxfer_split(rw, op->remote_offset, op->length, op->buf_offset, max_piece, req);
-
+		rdmaxfer_split(pw, op->remote_offset, op->length, op->buf_offset, max_piece, req);
 	if (atomic) {
-		/* the target address itself must be 8-byte aligned */
-		u64 seg_start = 0, addr;
-		u32 i = 0;
-
-		while (seg_start + rw->rw_segs[i].length <= op->remote_offset)
-			seg_start += rw->rw_segs[i++].length;
-		addr = rw->rw_segs[i].addr + op->remote_offset - seg_start;
-		ret = -EINVAL;
-		if (!IS_ALIGNED(addr, sizeof(u64)) ||
-		    op->remote_offset - seg_start + sizeof(u64) > rw->rw_segs[i].length)
+		ret = rdmaxfer_req_atomic_init(req, op, pw);
+		if (ret)
 			goto out_req;
-		ret = -ENOMEM;
-		req->r_atomic = kzalloc_obj(u64, GFP_KERNEL_ACCOUNT);
-		if (!req->r_atomic)
-			goto out_req;
-		/* mapped when posted: the device is only stable then */
-		req->r_atomic_cqe.done = rdmaxfer_atomic_done;
-		req->r_atomic_wr.wr.wr_cqe = &req->r_atomic_cqe;
-		req->r_atomic_wr.wr.sg_list = &req->r_atomic_sge;
-		req->r_atomic_wr.wr.num_sge = 1;
-		req->r_atomic_wr.wr.opcode = op->opcode == RDMAXFER_OP_CAS ?
-					     IB_WR_ATOMIC_CMP_AND_SWP : IB_WR_ATOMIC_FETCH_AND_ADD;
-		req->r_atomic_wr.wr.send_flags = IB_SEND_SIGNALED;
-		req->r_atomic_wr.remote_addr = addr;
-		req->r_atomic_wr.compare_add = op->compare_add;
-		req->r_atomic_wr.swap = op->swap;
-		req->r_atomic_wr.rkey = rw->rw_segs[i].rkey;
 	}
-	mutex_unlock(&conn->c_rwin_lock);
+	mutex_unlock(&conn->c_peer_win_lock);
 	*out = req;
 	return 0;
 
 out_req:
 	kfree(req);
 out_unlock:
-	mutex_unlock(&conn->c_rwin_lock);
+	mutex_unlock(&conn->c_peer_win_lock);
 out_buf:
 	if (buf)
 		rdmaxfer_obj_put(&buf->b_obj);
@@ -520,7 +590,7 @@ static void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 
 	}
 }
 
-static int rdmaxfer_post_send(struct rdmaxfer_req *req)
+static int rdmaxfer_req_send(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	struct rdmaxfer_ctrl *ct;
@@ -534,11 +604,11 @@ static int rdmaxfer_post_send(struct rdmaxfer_req *req)
 			  ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr), len);
 	atomic_set(&req->r_pending, 1);
 	ct->ct_req = req;
-	return rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_DATA, len);
+	return rdmaxfer_ctrl_send(conn, ct, RDMAXFER_MSG_DATA, len);
 }
 
-/* Called between rdmaxfer_post_begin() and _end(): c_dev is stable. */
-static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
+/* Called between rdmaxfer_conn_enter() and _end(): c_dev is stable. */
+static int rdmaxfer_req_atomic(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	struct rdmaxfer_device *rd = conn->c_dev;
@@ -558,7 +628,7 @@ static int rdmaxfer_post_atomic(struct rdmaxfer_req *req)
 	if (ret)
 		return ret;
 	atomic_set(&req->r_pending, 1);
-	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_post() */
+	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
 	else
@@ -609,7 +679,7 @@ fail:
 
 /*
  * WRITE/READ pieces of one SUBMIT on one connection, not posted yet (see
- * "Fast path" above).  While @conn is set, rdmaxfer_post_begin() is held
+ * "Fast path" above).  While @conn is set, rdmaxfer_conn_enter() is held
  * on it.  @err is the first posting error: the operations of that chain
  * complete as flushed, and the SUBMIT stops after them.
  */
@@ -669,7 +739,7 @@ static bool rdmaxfer_piece_has_wr(const struct rdmaxfer_piece *p, const struct i
  * complete at once as flushed (-ECANCELED, or -ENODEV after a device
  * removal), and a failed ib_post_send() fails the connection.
  *
- * Context: process context, rdmaxfer_post_begin() held on @ch->conn.
+ * Context: process context, rdmaxfer_conn_enter() held on @ch->conn.
  * Return: 0, or the error (also kept in @ch->err).
  */
 static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
@@ -684,7 +754,7 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	if (!ch->npieces)
 		return 0;
 	ch->last->send_flags |= IB_SEND_SIGNALED;
-	/* _bh: see rdmaxfer_ctrl_post() */
+	/* _bh: see rdmaxfer_ctrl_send() */
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
@@ -724,8 +794,8 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 		list_del(&p->p_sq_entry);
 		rdmaxfer_piece_free(req, p);
 		rdmaxfer_wr_release(conn, nwr, 1);
-		rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
-				 IB_WC_WR_FLUSH_ERR);	/* may free it */
+		rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+				       IB_WC_WR_FLUSH_ERR);	/* may free it */
 	}
 	if (!ch->err)
 		ch->err = ret;
@@ -751,7 +821,7 @@ static void rdmaxfer_chain_end(struct rdmaxfer_chain *ch)
 	if (!ch->conn)
 		return;
 	rdmaxfer_chain_post(ch);
-	rdmaxfer_post_end(ch->conn);
+	rdmaxfer_conn_exit(ch->conn);
 	ch->conn = NULL;
 }
 
@@ -760,7 +830,7 @@ static void rdmaxfer_chain_end(struct rdmaxfer_chain *ch)
  * and then its notification.  Returns 0 once the request is committed (it
  * will complete), or an error and nothing of it was posted.
  */
-static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
+static int rdmaxfer_req_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	bool imm = req->r_event.ev.opcode == RDMAXFER_OP_WRITE_IMM;
@@ -815,8 +885,8 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 	ret = rdmaxfer_chain_post(ch);
 	if (ret) {
 		rdmaxfer_ctrl_put_unused(conn, ct);
-		rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
-				 IB_WC_WR_FLUSH_ERR);
+		rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+				       IB_WC_WR_FLUSH_ERR);
 		return 0;
 	}
 	{
@@ -827,10 +897,10 @@ static int rdmaxfer_post_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 		wd->offset = cpu_to_be64(req->r_remote_offset);
 		wd->length = cpu_to_be64(req->r_event.ev.bytes);
 		ct->ct_req = req;
-		ret = rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_WRITE_DONE, sizeof(*wd));
+		ret = rdmaxfer_ctrl_send(conn, ct, RDMAXFER_MSG_WRITE_DONE, sizeof(*wd));
 		if (ret) {
-			rdmaxfer_req_put(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
-					 IB_WC_WR_FLUSH_ERR);
+			rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(conn, IB_WC_WR_FLUSH_ERR),
+					       IB_WC_WR_FLUSH_ERR);
 			ch->err = ch->err ?: ret;
 		}
 	}
@@ -846,14 +916,14 @@ out_ct:
  * Post one prepared request, chaining WRITE/READ pieces in @ch.
  * 0: it will complete; < 0: it was not posted.
  */
-static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
+static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	int ret;
 
 	if (ch->conn != conn) {
 		rdmaxfer_chain_end(ch);
-		ret = rdmaxfer_post_begin(conn);
+		ret = rdmaxfer_conn_enter(conn);
 		if (ret)
 			return ret;
 		ch->conn = conn;
@@ -868,15 +938,15 @@ static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch
 		if (ret)
 			return ret;
 		if (req->r_event.ev.opcode == RDMAXFER_OP_SEND)
-			return rdmaxfer_post_send(req);
-		return rdmaxfer_post_atomic(req);
+			return rdmaxfer_req_send(req);
+		return rdmaxfer_req_atomic(req);
 	default:
-		return rdmaxfer_post_rw(req, ch);
+		return rdmaxfer_req_rw(req, ch);
 	}
 }
 
 /**
- * rdmaxfer_submit - RDMAXFER_IOC_SUBMIT
+ * rdmaxfer_ioctl_submit - RDMAXFER_IOC_SUBMIT
  * @rf: the file
  * @arg: struct rdmaxfer_submit
  *
@@ -890,7 +960,7 @@ static int rdmaxfer_req_post(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch
  * -EINVAL, -ENOENT, -ENOTCONN (checked before posting), -EAGAIN (the
  * file's completion queue is full), -EFAULT, -EINTR, -ENOMEM.
  */
-int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg)
+int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_submit *cmd = arg;
 	const void __user *uops = u64_to_user_ptr(cmd->ops);
@@ -921,7 +991,7 @@ int rdmaxfer_submit(struct rdmaxfer_file *rf, void *arg)
 	}
 
 	for (i = 0; i < n; i++) {
-		ret = rdmaxfer_req_post(reqs[i], &ch);
+		ret = rdmaxfer_req_issue(reqs[i], &ch);
 		if (ret)
 			break;
 		reqs[i] = NULL;
@@ -939,121 +1009,5 @@ out_discard:
 	if (!posted)
 		return ret;
 	cmd->count = posted;
-	return 0;
-}
-
-/**
- * rdmaxfer_recv - RDMAXFER_IOC_RECV
- * @rf: the file
- * @arg: struct rdmaxfer_recv
- *
- * Context: process context.
- * Return: 0, -ENOENT, -EAGAIN (no message), -EMSGSIZE (length set, the
- * message stays queued), -EFAULT (the message stays queued).
- */
-int rdmaxfer_recv(struct rdmaxfer_file *rf, void *arg)
-{
-	struct rdmaxfer_recv *cmd = arg;
-	struct rdmaxfer_conn *conn;
-	struct rdmaxfer_msg *m;
-	int ret = 0;
-
-	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
-	if (!conn)
-		return -ENOENT;
-	spin_lock_bh(&conn->c_lock);
-	m = list_first_entry_or_null(&conn->c_msgs, struct rdmaxfer_msg, m_entry);
-	if (!m) {
-		ret = -EAGAIN;
-	} else if (m->m_length > cmd->length) {
-		cmd->length = m->m_length;
-		ret = -EMSGSIZE;
-	} else {
-		list_del(&m->m_entry);
-		conn->c_nmsgs--;
-	}
-	spin_unlock_bh(&conn->c_lock);
-	if (!ret) {
-		if (copy_to_user(u64_to_user_ptr(cmd->addr), m->m_data, m->m_length)) {
-			spin_lock_bh(&conn->c_lock);
-			list_add(&m->m_entry, &conn->c_msgs);
-			conn->c_nmsgs++;
-			spin_unlock_bh(&conn->c_lock);
-			ret = -EFAULT;
-		} else {
-			cmd->length = m->m_length;
-			kfree(m);
-			/* the peer may send another message now (may post a CREDIT) */
-			if (!rdmaxfer_post_begin(conn)) {
-				rdmaxfer_conn_grant(conn);
-				rdmaxfer_post_end(conn);
-			}
-		}
-	}
-	rdmaxfer_obj_put(&conn->c_obj);
-	return ret;
-}
-
-/**
- * rdmaxfer_msgs_free - free the messages a connection still holds
- * @conn: the connection, being released
- */
-void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn)
-{
-	struct rdmaxfer_msg *m, *tmp;
-
-	list_for_each_entry_safe(m, tmp, &conn->c_msgs, m_entry)
-		kfree(m);
-	INIT_LIST_HEAD(&conn->c_msgs);
-	conn->c_nmsgs = 0;
-}
-
-static_assert(sizeof(struct rdmaxfer_counters) == RDMAXFER_NR_COUNTERS * sizeof(u64));
-static_assert(offsetof(struct rdmaxfer_counters, bytes) == RDMAXFER_C_BYTES * sizeof(u64));
-static_assert(offsetof(struct rdmaxfer_counters, errors) == RDMAXFER_C_ERRORS * sizeof(u64));
-static_assert(offsetof(struct rdmaxfer_counters, recv_msgs) == RDMAXFER_C_RECV_MSGS * sizeof(u64));
-static_assert(offsetof(struct rdmaxfer_counters, protocol_errors) ==
-	      RDMAXFER_C_PROTOCOL_ERRORS * sizeof(u64));
-
-static void rdmaxfer_counters_fill(struct rdmaxfer_counters *c, struct rdmaxfer_stats_k *k)
-{
-	u64 *out = (u64 *)c;
-	u32 i;
-
-	for (i = 0; i < RDMAXFER_NR_COUNTERS; i++)
-		out[i] = atomic64_read(&k->c[i]);
-}
-
-/**
- * rdmaxfer_stats - RDMAXFER_IOC_STATS
- * @rf: the file
- * @arg: struct rdmaxfer_stats
- *
- * Context: process context.
- * Return: 0.
- */
-int rdmaxfer_stats(struct rdmaxfer_file *rf, void *arg)
-{
-	struct rdmaxfer_stats *cmd = arg;
-	struct rdmaxfer_obj *obj;
-	unsigned long id;
-	u32 size = cmd->size, flags = cmd->flags;
-
-	memset(cmd, 0, sizeof(*cmd));
-	cmd->size = size;
-	cmd->flags = flags;
-	rdmaxfer_counters_fill(&cmd->file, &rf->rf_stats);
-	rdmaxfer_counters_fill(&cmd->global, &rdmaxfer_global_stats);
-	cmd->pinned_bytes = atomic64_read(&rf->rf_pinned);
-	xa_lock(&rf->rf_objs);
-	xa_for_each(&rf->rf_objs, id, obj) {
-		if (obj->type == RDMAXFER_OBJ_CONN)
-			cmd->num_conns++;
-		else if (obj->type == RDMAXFER_OBJ_BUF)
-			cmd->num_bufs++;
-		else if (obj->type == RDMAXFER_OBJ_WINDOW)
-			cmd->num_windows++;
-	}
-	xa_unlock(&rf->rf_objs);
 	return 0;
 }

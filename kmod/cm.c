@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - connection management: rdma_cm events, the hello, and the
+ * ioctls LISTEN, ACCEPT, CONNECT, CLOSE and QUERY_CONN.
+ *
+ * Connection setup.  The client (CONNECT) resolves the address and the
+ * route, creates the QP when the route is known and connects with a
+ * struct rdmaxfer_cm_hello in the private data; the ioctl waits for the
+ * outcome.  A listener's CONNECT_REQUEST handler checks the peer's hello
+ * (wrong magic, version or parameters: rejected with a reason the client
+ * reports), creates the QP and accepts at once; the connection waits in the
+ * listener's queue until ACCEPT hands it out.  A connection's id is
+ * reserved when it is created, so events that arrive before ACCEPT (or
+ * before CONNECT returns) already carry the right id, and published (CLOSE
+ * and the other ioctls find it) only once it is established; a listener's
+ * once it listens (chardev.c, rdmaxfer_obj_reserve()).  Each connection has
+ * its own protection domain: its QP and its windows' MRs live there, so an
+ * rkey is good on that one connection only.
+ *
+ * The QP, its buffers and teardown are conn.c's; this file decides when.
+ * rdma_cm calls rdmaxfer_cm_handler() in its own worker threads; a handler
+ * never tears its own connection down (rdma_destroy_id() would wait for
+ * it): it calls rdmaxfer_conn_fail(), or returns 1 for an id nobody else
+ * holds.
+ *
+ * Locking: see the order at the top of rdmaxfer.h; l_lock (a leaf) guards
+ * a listener's queues.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_cm.h>
+
+#include "rdmaxfer.h"
+#include "trace.h"
+
+#define RDMAXFER_RESOLVE_MS	5000
+#define RDMAXFER_RD_ATOM	16
+
+/* --- addresses ----------------------------------------------------------- */
+
+static int rdmaxfer_to_sockaddr(const struct rdmaxfer_addr *a, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	switch (a->family) {
+	case AF_INET: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(a->port);
+		memcpy(&sin->sin_addr, a->addr, 4);
+		return 0;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(a->port);
+		sin6->sin6_scope_id = a->scope_id;
+		memcpy(&sin6->sin6_addr, a->addr, 16);
+		return 0;
+	}
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+static void rdmaxfer_from_sockaddr(const struct sockaddr *sa, struct rdmaxfer_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		a->family = AF_INET;
+		a->port = ntohs(sin->sin_port);
+		memcpy(a->addr, &sin->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+		a->family = AF_INET6;
+		a->port = ntohs(sin6->sin6_port);
+		a->scope_id = sin6->sin6_scope_id;
+		memcpy(a->addr, &sin6->sin6_addr, 16);
+	}
+}
+
+/* --- handshake ------------------------------------------------------------ */
+
+static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_hello *h)
+{
+	h->magic = cpu_to_be32(RDMAXFER_MAGIC);
+	h->version = cpu_to_be16(RDMAXFER_PROTO_VERSION);
+	h->credits = cpu_to_be16(RDMAXFER_RECV_DEPTH);
+	h->ctrl_size = cpu_to_be32(RDMAXFER_CTRL_SIZE);
+	h->seg_size = cpu_to_be32(rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE);
+	h->max_msg = cpu_to_be32(conn->c_max_msg);
+	h->reserved = 0;
+}
+
+/* Check the peer's hello and take its parameters; *reason says why not. */
+static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
+				u32 *reason)
+{
+	const struct rdmaxfer_cm_hello *h = data;
+	u32 credits, ctrl, seg, max_msg;
+
+	if (!h || len < sizeof(*h) || be32_to_cpu(h->magic) != RDMAXFER_MAGIC) {
+		*reason = RDMAXFER_REJECT_NOT_RDMAXFER;
+		return -EPROTO;
+	}
+	if (be16_to_cpu(h->version) != RDMAXFER_PROTO_VERSION) {
+		*reason = RDMAXFER_REJECT_VERSION;
+		return -EPROTONOSUPPORT;
+	}
+	credits = be16_to_cpu(h->credits);
+	ctrl = be32_to_cpu(h->ctrl_size);
+	seg = be32_to_cpu(h->seg_size);
+	max_msg = be32_to_cpu(h->max_msg);
+	if (credits <= RDMAXFER_DATA_RESERVE + 1 || credits > 1024 || ctrl < 256 || ctrl > SZ_64K ||
+	    seg < SZ_4K || seg > SZ_256M || max_msg < SZ_4K || h->reserved) {
+		*reason = RDMAXFER_REJECT_PARAMS;
+		return -EPROTO;
+	}
+	conn->c_credits = credits;
+	conn->c_peer_recvs = credits;
+	conn->c_peer_ctrl_size = ctrl;
+	conn->c_peer_seg_size = seg;
+	conn->c_peer_max_msg = max_msg;
+	return 0;
+}
+
+/* The largest WRITE/READ one operation may move (QUERY_CONN.max_op_size). */
+static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
+{
+	u64 piece;
+
+	/* both ports must accept a message: ours (set up) and the peer's (hello) */
+	conn->c_max_msg = min(conn->c_max_msg, conn->c_peer_max_msg);
+	piece = min(conn->c_peer_seg_size, conn->c_max_msg);
+	u32 sge = min(conn->c_qp->max_write_sge, conn->c_qp->max_read_sge);
+	u64 by_wrs = (u64)(conn->c_wr_free / 2) * sge * PAGE_SIZE;
+
+	conn->c_max_op = min((u64)(RDMAXFER_RW_CTXS / 2 - 1) * piece, by_wrs);
+}
+
+/* --- CM events ------------------------------------------------------------- */
+
+static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
+{
+	if (error)
+		cmpxchg(&conn->c_error, 0, error);
+	spin_lock_bh(&conn->c_lock);
+	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING) {
+		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		rdmaxfer_ka_start(conn);
+	}
+	spin_unlock_bh(&conn->c_lock);
+	complete_all(&conn->c_established);
+}
+
+static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_param *param,
+				 struct rdmaxfer_cm_hello *hello)
+{
+	struct ib_device_attr *a = &conn->c_dev->rd_ib->attrs;
+
+	rdmaxfer_hello_init(conn, hello);
+	memset(param, 0, sizeof(*param));
+	param->responder_resources = min(a->max_qp_rd_atom, RDMAXFER_RD_ATOM);
+	param->initiator_depth = min(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM);
+	/* finite everywhere: rxe retries forever at 7 (the RNR meaning) */
+	param->retry_count = RDMAXFER_RETRY_COUNT;
+	/* credits make RNR a protocol violation: retry a little, not forever */
+	param->rnr_retry_count = 6;
+	param->private_data = hello;
+	param->private_data_len = sizeof(*hello);
+}
+
+static void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
+{
+	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &conn->c_local);
+	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.dst_addr, &conn->c_peer);
+}
+
+/* Client: the route is known; create the QP and send the connect request. */
+static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
+{
+	struct rdmaxfer_cm_hello hello;
+	struct rdma_conn_param param;
+	int ret;
+
+	ret = rdmaxfer_conn_setup(conn, id);
+	if (ret)
+		return ret;
+	rdmaxfer_conn_addrs(conn, id);
+	rdmaxfer_conn_params(conn, &param, &hello);
+	rdmaxfer_ka_init(conn, id);
+	return rdmaxfer_cm_fault() ? -ENOMEM : rdma_connect_locked(id, &param);
+}
+
+/* Client: the server accepted; check its hello. */
+static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
+					   struct rdma_cm_event *ev)
+{
+	u32 reason = 0;
+	int ret;
+
+	ret = rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
+				   ev->param.conn.private_data_len, &reason);
+	if (!ret) {
+		rdmaxfer_conn_limits(conn);
+		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_CONNS, 1);
+		trace_rdmaxfer_conn_up(conn, false);
+	}
+	rdmaxfer_connect_done(conn, ret);
+}
+
+/* Server: the client confirmed; queue the connection for ACCEPT. */
+static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
+					   struct rdmaxfer_listener *l)
+{
+	struct rdmaxfer_file *rf = conn->c_obj.file;
+	bool queued = false, up = false;
+
+	/*
+	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
+	 * find the connection established (it found it CONNECTING, ENOTCONN,
+	 * when ACCEPT won the race with the lines below).
+	 */
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
+		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		rdmaxfer_ka_start(conn);
+		up = true;
+	}
+	spin_unlock_bh(&conn->c_lock);
+	if (up)
+		trace_rdmaxfer_conn_up(conn, true);
+	/*
+	 * Complete now: the id names it (CLOSE may find it).  If the listener
+	 * is closing, its teardown (waiting in rdma_destroy_id() for this
+	 * handler) removes the id again.
+	 */
+	rdmaxfer_obj_publish(&conn->c_obj);
+	spin_lock(&l->l_lock);
+	if (!l->l_closed && !list_empty(&conn->c_entry)) {
+		list_move_tail(&conn->c_entry, &l->l_queue);
+		l->l_npending--;
+		l->l_queued++;
+		queued = true;
+	}
+	spin_unlock(&l->l_lock);
+	if (!queued) {
+		rdmaxfer_conn_fail(conn, -ECONNABORTED);
+		return;
+	}
+	rdmaxfer_count(rf, RDMAXFER_C_CONNS, 1);
+	rdmaxfer_queue_event_always(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, conn->c_obj.id);
+}
+
+static u32 rdmaxfer_reject_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	const struct rdmaxfer_cm_reject *rej;
+	u8 len = 0;
+
+	rej = rdma_consumer_reject_data(id, ev, &len);
+	if (!rej || len < sizeof(*rej) || be32_to_cpu(rej->magic) != RDMAXFER_MAGIC)
+		return RDMAXFER_REJECT_UNKNOWN;
+	return be16_to_cpu(rej->reason);
+}
+
+static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	bool connecting = READ_ONCE(conn->c_state) == RDMAXFER_CS_CONNECTING;
+	struct rdmaxfer_listener *l = READ_ONCE(conn->c_listener);
+	int ret;
+
+	pr_debug("conn %u: %s (%d)\n", conn->c_obj.id, rdma_event_msg(ev->event), ev->status);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, RDMAXFER_RESOLVE_MS);
+		if (ret)
+			rdmaxfer_connect_done(conn, ret);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = rdmaxfer_cm_route_resolved(conn, id);
+		if (ret)
+			rdmaxfer_connect_done(conn, ret);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (l)
+			rdmaxfer_cm_established_server(conn, l);
+		else
+			rdmaxfer_cm_established_client(conn, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		if (l) {	/* the client refused our reply */
+			rdmaxfer_conn_fail(conn, -ECONNREFUSED);
+			break;
+		}
+		conn->c_reject_reason = rdmaxfer_reject_reason(id, ev);
+		rdmaxfer_connect_done(conn, -ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		if (l)		/* the client never confirmed our reply */
+			rdmaxfer_conn_fail(conn, -EHOSTUNREACH);
+		else
+			rdmaxfer_connect_done(conn, -EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		rdmaxfer_connect_done(conn, -ENETUNREACH);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * Connections with a QP were torn down by our ib_client .remove,
+		 * which runs first; this is one still resolving.  Give the id to
+		 * the core (return 1) unless teardown already owns it.
+		 */
+		if (!conn->c_qp && xchg(&conn->c_id, NULL) == id) {
+			rdmaxfer_connect_done(conn, -ENODEV);
+			rdmaxfer_obj_put(&conn->c_obj);	/* the id's context */
+			return 1;
+		}
+		rdmaxfer_conn_fail(conn, -ENODEV);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/*
+		 * The peer closed: an orderly end, reported with status 0 --
+		 * unless our device is going away and the peer on it was just
+		 * torn down before us.  c_dev is stable here: teardown destroys
+		 * the id (waiting for this handler) before it detaches.
+		 */
+		if (connecting && !l)
+			rdmaxfer_connect_done(conn, -ECONNRESET);
+		else
+			rdmaxfer_conn_fail(conn, conn->c_dev && READ_ONCE(conn->c_dev->rd_dying) ?
+					   -ENODEV : -ESHUTDOWN);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		if (connecting && !l)
+			rdmaxfer_connect_done(conn, -ECONNRESET);
+		else
+			rdmaxfer_conn_fail(conn, -ECONNRESET);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void rdmaxfer_reject(struct rdma_cm_id *id, u32 reason)
+{
+	struct rdmaxfer_cm_reject rej = {
+		.magic = cpu_to_be32(RDMAXFER_MAGIC),
+		.version = cpu_to_be16(RDMAXFER_PROTO_VERSION),
+		.reason = cpu_to_be16(reason),
+	};
+
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/*
+ * Listener: a client wants to connect.  Check its hello, set the connection
+ * up and accept; or reject with a reason and return 1 so that the core
+ * destroys the new id.
+ */
+static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_cm_id *id,
+				       struct rdma_cm_event *ev)
+{
+	struct rdmaxfer_cm_hello hello;
+	struct rdma_conn_param param;
+	struct rdmaxfer_conn *conn;
+	u32 reason = RDMAXFER_REJECT_RESOURCES;
+	struct ib_device_attr *a;
+	int ret;
+
+	conn = rdmaxfer_cm_fault() ? NULL : rdmaxfer_conn_alloc(l->l_obj.file);
+	if (!conn)
+		goto reject;
+	if (rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
+				 ev->param.conn.private_data_len, &reason))
+		goto reject_free;
+
+	spin_lock(&l->l_lock);
+	if (l->l_closed || l->l_queued + l->l_npending >= l->l_backlog) {
+		spin_unlock(&l->l_lock);
+		reason = RDMAXFER_REJECT_BACKLOG;
+		goto reject_free;
+	}
+	list_add_tail(&conn->c_entry, &l->l_pending);
+	l->l_npending++;
+	kref_get(&l->l_obj.ref);
+	conn->c_listener = l;
+	spin_unlock(&l->l_lock);
+
+	reason = RDMAXFER_REJECT_RESOURCES;
+	conn->c_id = id;
+	id->context = &conn->c_obj;
+	kref_get(&conn->c_obj.ref);			/* the id's context */
+	ret = rdmaxfer_conn_setup(conn, id);
+	if (ret)
+		goto reject_later;
+	rdmaxfer_conn_addrs(conn, id);
+	rdmaxfer_conn_limits(conn);
+	/* its id, for the events of messages that may beat ESTABLISHED */
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdmaxfer_obj_reserve(&conn->c_obj);
+	if (ret)
+		goto reject_later;
+
+	rdmaxfer_conn_params(conn, &param, &hello);
+	rdmaxfer_ka_init(conn, id);
+	/* the client's retry count is our QP's: 7 may mean forever */
+	conn->c_ka_strict = ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT;
+	a = &conn->c_dev->rd_ib->attrs;
+	param.responder_resources = min3(a->max_qp_rd_atom, RDMAXFER_RD_ATOM,
+					 (int)ev->param.conn.initiator_depth);
+	param.initiator_depth = min3(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM,
+				     (int)ev->param.conn.responder_resources);
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
+	if (ret) {
+		rdmaxfer_conn_fail(conn, ret);
+		rdmaxfer_obj_put(&conn->c_obj);
+		return 0;	/* the teardown work destroys the id */
+	}
+	rdmaxfer_obj_put(&conn->c_obj);		/* the table holds it */
+	return 0;
+
+reject_later:
+	/*
+	 * Never tear down here: .remove may be tearing this connection down
+	 * and waiting in rdma_destroy_id() for this very handler.  The work
+	 * item destroys the id.
+	 */
+	rdmaxfer_reject(id, reason);
+	rdmaxfer_conn_fail(conn, -ECONNABORTED);
+	rdmaxfer_obj_put(&conn->c_obj);
+	return 0;
+reject_free:
+	rdmaxfer_obj_fini(&conn->c_obj);
+	kfree(conn);
+reject:
+	rdmaxfer_reject(id, reason);
+	return 1;
+}
+
+static int rdmaxfer_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev,
+			     struct rdmaxfer_obj *obj)
+{
+	struct rdmaxfer_listener *l;
+
+	if (obj->type == RDMAXFER_OBJ_CONN)
+		return rdmaxfer_conn_cm_event(container_of(obj, struct rdmaxfer_conn, c_obj),
+					      id, ev);
+
+	l = container_of(obj, struct rdmaxfer_listener, l_obj);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return rdmaxfer_cm_connect_request(l, id, ev);
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * A listener bound to an address of the removed device.  Returning
+		 * 1 makes rdma_cm destroy the id at once, which is only allowed
+		 * when nobody else can be using it: while LISTEN is still between
+		 * rdma_bind_addr() and its last look at the id, leave the id to
+		 * LISTEN, which fails with -ENODEV and destroys it.
+		 */
+		spin_lock(&l->l_lock);
+		if (!l->l_ready) {
+			l->l_removed = true;
+			spin_unlock(&l->l_lock);
+			return 0;
+		}
+		spin_unlock(&l->l_lock);
+		if (xchg(&l->l_id, NULL) == id) {
+			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: ENODEV */
+			rdmaxfer_obj_put(&l->l_obj);	/* the id's context */
+			return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* What handlers allocate for a file is charged to the file's opener. */
+static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rdmaxfer_obj *obj = id->context;
+	struct mem_cgroup *old;
+	int ret;
+
+	if (!obj)
+		return 0;
+	old = set_active_memcg(obj->file->rf_memcg);
+	ret = rdmaxfer_cm_event(id, ev, obj);
+	set_active_memcg(old);
+	return ret;
+}
+
+/* --- ioctls ----------------------------------------------------------------- */
+
+/**
+ * rdmaxfer_ioctl_listen - RDMAXFER_IOC_LISTEN
+ * @rf: the file
+ * @arg: struct rdmaxfer_listen
+ *
+ * The id can meet a DEVICE_REMOVAL as soon as rdma_bind_addr() has tied it
+ * to a device, before rdma_listen() has run; see rdmaxfer_cm_event() for
+ * how the two agree on who destroys it.
+ *
+ * Context: process context.
+ * Return: 0, -EAFNOSUPPORT, -EADDRINUSE, -EADDRNOTAVAIL, -EMFILE, -ENOMEM,
+ * -ENODEV (the device of the address went away meanwhile).
+ */
+int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_listen *cmd = arg;
+	struct sockaddr_storage ss;
+	struct rdmaxfer_listener *l;
+	struct rdma_cm_id *id;
+	int ret;
+
+	ret = rdmaxfer_to_sockaddr(&cmd->addr, &ss);
+	if (ret)
+		return ret;
+	l = kzalloc_obj(*l, GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return -ENOMEM;
+	rdmaxfer_obj_init(&l->l_obj, rf, RDMAXFER_OBJ_LISTENER);
+	spin_lock_init(&l->l_lock);
+	INIT_LIST_HEAD(&l->l_queue);
+	INIT_LIST_HEAD(&l->l_pending);
+	l->l_backlog = clamp_t(u32, cmd->backlog ?: 16, 1, 256);
+	/* published once listening: CLOSE cannot reach a half-built listener */
+	ret = rdmaxfer_obj_reserve(&l->l_obj);
+	if (ret) {
+		rdmaxfer_obj_fini(&l->l_obj);
+		kfree(l);
+		return ret;
+	}
+
+	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &l->l_obj, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_remove;
+	}
+	kref_get(&l->l_obj.ref);			/* the id's context */
+	l->l_id = id;
+	ret = rdma_set_reuseaddr(id, 1);
+	if (!ret)
+		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (!ret) {
+		ret = rdma_listen(id, l->l_backlog);
+		/* with reuseaddr, rdma_cm reports a port in use this way */
+		if (ret == -EADDRNOTAVAIL)
+			ret = -EADDRINUSE;
+	}
+	if (!ret)
+		rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
+	/* from here on, a DEVICE_REMOVAL may destroy the id */
+	spin_lock(&l->l_lock);
+	if (l->l_removed)
+		ret = -ENODEV;	/* rdma_listen() saw the id's new state: -EINVAL */
+	else if (!ret)
+		l->l_ready = true;
+	spin_unlock(&l->l_lock);
+	if (ret)
+		goto out_remove;
+	cmd->listen_id = l->l_obj.id;
+	rdmaxfer_obj_publish(&l->l_obj);
+	rdmaxfer_obj_put(&l->l_obj);
+	return 0;
+
+out_remove:
+	rdmaxfer_listener_close(l);
+	rdmaxfer_obj_remove(&l->l_obj);		/* only reserved */
+	rdmaxfer_obj_put(&l->l_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_listener_close - stop listening and drop unaccepted connections
+ * @l: the listener; the caller holds a reference
+ *
+ * Context: process context, no rf_lock held (rdma_destroy_id() waits for
+ * the handler, which may take it).
+ */
+void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
+{
+	struct rdmaxfer_conn *conn;
+	struct rdma_cm_id *id;
+
+	might_sleep();
+	lockdep_assert_not_held(&l->l_obj.file->rf_lock);
+	spin_lock(&l->l_lock);
+	l->l_closed = true;
+	spin_unlock(&l->l_lock);
+	wake_up_all(&l->l_obj.file->rf_wait);
+	id = xchg(&l->l_id, NULL);
+	if (id) {
+		rdma_destroy_id(id);
+		rdmaxfer_obj_put(&l->l_obj);		/* the id's context */
+	}
+	for (;;) {
+		spin_lock(&l->l_lock);
+		conn = list_first_entry_or_null(&l->l_queue, struct rdmaxfer_conn, c_entry) ?:
+		       list_first_entry_or_null(&l->l_pending, struct rdmaxfer_conn, c_entry);
+		if (conn)
+			kref_get(&conn->c_obj.ref);
+		spin_unlock(&l->l_lock);
+		if (!conn)
+			break;
+		rdmaxfer_conn_teardown(conn, -ECONNABORTED);	/* unqueues it */
+		rdmaxfer_obj_put(&conn->c_obj);
+	}
+}
+
+/**
+ * rdmaxfer_listener_release - free a listener whose last reference is gone
+ * @l: the listener
+ */
+void rdmaxfer_listener_release(struct rdmaxfer_listener *l)
+{
+	WARN_ON_ONCE(l->l_id);
+	kfree(l);
+}
+
+/* Take the first queued connection that is still ours to hand out. */
+static struct rdmaxfer_conn *rdmaxfer_accept_one(struct rdmaxfer_listener *l)
+{
+	struct rdmaxfer_conn *conn, *found = NULL;
+	struct rdmaxfer_listener *owner;
+
+	spin_lock(&l->l_lock);
+	conn = list_first_entry_or_null(&l->l_queue, struct rdmaxfer_conn, c_entry);
+	if (conn) {
+		list_del_init(&conn->c_entry);
+		l->l_queued--;
+		kref_get(&conn->c_obj.ref);
+	}
+	spin_unlock(&l->l_lock);
+	if (!conn)
+		return NULL;
+	spin_lock_bh(&conn->c_lock);
+	owner = conn->c_listener;
+	conn->c_listener = NULL;
+	spin_unlock_bh(&conn->c_lock);
+	if (owner) {
+		rdmaxfer_obj_put(&owner->l_obj);
+		found = conn;
+	} else {
+		rdmaxfer_obj_put(&conn->c_obj);	/* being torn down: skip it */
+	}
+	return found;
+}
+
+/* May ACCEPT find something (or give up)?  Does not sleep. */
+static bool rdmaxfer_accept_ready(struct rdmaxfer_listener *l)
+{
+	return !list_empty_careful(&l->l_queue) || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id);
+}
+
+/**
+ * rdmaxfer_ioctl_accept - RDMAXFER_IOC_ACCEPT
+ * @rf: the file
+ * @arg: struct rdmaxfer_accept
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -ENOENT, -EAGAIN, -ETIMEDOUT, -EINTR, -EINVAL (the listener
+ * was closed meanwhile), -ENODEV (its device was removed).
+ */
+int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_accept *cmd = arg;
+	struct rdmaxfer_conn *conn = NULL;
+	struct rdmaxfer_listener *l;
+	long ret = 0, tmo = 0;
+
+	l = rdmaxfer_obj_get(rf, cmd->listen_id, RDMAXFER_OBJ_LISTENER);
+	if (!l)
+		return -ENOENT;
+	if (cmd->timeout_ns)
+		tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
+		      max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
+	for (;;) {
+		conn = rdmaxfer_accept_one(l);
+		if (conn || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id) || !tmo)
+			break;
+		/*
+		 * Not rdmaxfer_accept_one() as the condition: it drops
+		 * references, which may sleep, and a wait condition runs with
+		 * the task no longer TASK_RUNNING.
+		 */
+		ret = wait_event_interruptible_timeout(rf->rf_wait,
+						       rdmaxfer_accept_ready(l), tmo);
+		if (ret < 0) {
+			ret = -EINTR;
+			break;
+		}
+		tmo = ret;	/* 0: timed out, one last look */
+	}
+	if (!conn && ret >= 0) {
+		if (READ_ONCE(l->l_closed))
+			ret = -EINVAL;
+		else if (!READ_ONCE(l->l_id))
+			ret = -ENODEV;
+		else
+			ret = cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;
+	}
+	rdmaxfer_obj_put(&l->l_obj);
+	if (!conn)
+		return ret;
+	cmd->conn_id = conn->c_obj.id;
+	cmd->peer = conn->c_peer;
+	rdmaxfer_obj_put(&conn->c_obj);
+	return 0;
+}
+
+/**
+ * rdmaxfer_ioctl_connect - RDMAXFER_IOC_CONNECT
+ * @rf: the file
+ * @arg: struct rdmaxfer_connect
+ *
+ * Context: process context, sleeps interruptibly until the connection is
+ * established, refused, or the timeout passes.
+ * A peer at the all-zero address is refused: rdma_cm would take it for a
+ * loopback to the first device and tie the id to it inside
+ * rdma_resolve_addr(), where a DEVICE_REMOVAL could destroy the id under
+ * that call.
+ *
+ * Return: 0, -ECONNREFUSED (reject_reason is set), -EHOSTUNREACH,
+ * -ENETUNREACH, -ETIMEDOUT, -EINTR, -ENODEV, -EMFILE, -ENOMEM, -EINVAL (the
+ * all-zero address).
+ */
+int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_connect *cmd = arg;
+	struct rdmaxfer_addr addr = cmd->addr;
+	struct sockaddr_storage ss;
+	struct rdmaxfer_conn *conn;
+	struct rdma_cm_id *id;
+	unsigned long tmo;
+	long left;
+	int ret;
+
+	if (!addr.port)
+		addr.port = RDMAXFER_DEFAULT_PORT;
+	ret = rdmaxfer_to_sockaddr(&addr, &ss);
+	if (ret)
+		return ret;
+	if (!memchr_inv(addr.addr, 0, addr.family == AF_INET ? 4 : 16))
+		return -EINVAL;
+	tmo = cmd->timeout_ns > 0 ? max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
+	      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS);
+
+	conn = rdmaxfer_conn_alloc(rf);
+	if (!conn)
+		return -ENOMEM;
+	/* reserved now (events carry it), published once established */
+	ret = rdmaxfer_obj_reserve(&conn->c_obj);
+	if (ret) {
+		rdmaxfer_obj_fini(&conn->c_obj);
+		kfree(conn);
+		return ret;
+	}
+	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &conn->c_obj, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto fail;
+	}
+	kref_get(&conn->c_obj.ref);			/* the id's context */
+	conn->c_id = id;
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss,
+				min_t(unsigned int, jiffies_to_msecs(tmo), RDMAXFER_RESOLVE_MS));
+	if (ret)
+		goto fail;
+
+	left = wait_for_completion_interruptible_timeout(&conn->c_established, tmo);
+	spin_lock_bh(&conn->c_lock);
+	if (left < 0)
+		ret = -EINTR;
+	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
+		ret = 0;
+	else
+		ret = READ_ONCE(conn->c_error) ?: -ETIMEDOUT;
+	spin_unlock_bh(&conn->c_lock);
+	/* established, but the peer closed before we got here */
+	if (ret == -ESHUTDOWN)
+		ret = -ECONNRESET;
+	if (ret)
+		goto fail;
+	cmd->conn_id = conn->c_obj.id;
+	rdmaxfer_obj_publish(&conn->c_obj);
+	rdmaxfer_obj_put(&conn->c_obj);
+	return 0;
+
+fail:
+	cmd->reject_reason = ret == -ECONNREFUSED ? conn->c_reject_reason : 0;
+	rdmaxfer_conn_teardown(conn, -ECANCELED);
+	rdmaxfer_obj_remove(&conn->c_obj);		/* only reserved */
+	rdmaxfer_obj_put(&conn->c_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_ioctl_close - RDMAXFER_IOC_CLOSE
+ * @rf: the file
+ * @arg: struct rdmaxfer_close
+ *
+ * Context: process context, may sleep (drains the connection).
+ * Return: 0, -ENOENT (not a listener or connection of this file), -EINVAL.
+ */
+int rdmaxfer_ioctl_close(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_close *cmd = arg;
+	struct rdmaxfer_obj *obj;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	obj = rdmaxfer_obj_get(rf, cmd->id, RDMAXFER_OBJ_CONN) ?:
+	      rdmaxfer_obj_get(rf, cmd->id, RDMAXFER_OBJ_LISTENER);
+	if (!obj)
+		return -ENOENT;
+	if (!rdmaxfer_obj_remove(obj)) {
+		rdmaxfer_obj_put(obj);
+		return -ENOENT;
+	}
+	rdmaxfer_obj_put(obj);				/* the table's */
+	if (obj->type == RDMAXFER_OBJ_CONN)
+		rdmaxfer_conn_teardown(container_of(obj, struct rdmaxfer_conn, c_obj),
+				       -ECANCELED);
+	else
+		rdmaxfer_listener_close(container_of(obj, struct rdmaxfer_listener, l_obj));
+	rdmaxfer_obj_put(obj);
+	return 0;
+}
+
+/**
+ * rdmaxfer_ioctl_query_conn - RDMAXFER_IOC_QUERY_CONN
+ * @rf: the file
+ * @arg: struct rdmaxfer_conn_info
+ *
+ * Context: process context.
+ * Return: 0, -ENOENT.
+ */
+int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_conn_info *cmd = arg;
+	struct rdmaxfer_conn_info out = {
+		.size = cmd->size,
+		.flags = cmd->flags,
+		.conn_id = cmd->conn_id,
+	};
+	struct rdmaxfer_conn *conn;
+
+	conn = rdmaxfer_obj_get(rf, cmd->conn_id, RDMAXFER_OBJ_CONN);
+	if (!conn)
+		return -ENOENT;
+	mutex_lock(&conn->c_teardown_lock);
+	out.state = READ_ONCE(conn->c_state);
+	out.local = conn->c_local;
+	out.peer = conn->c_peer;
+	if (conn->c_dev)
+		out.dev_index = conn->c_dev->rd_index;
+	out.port = conn->c_port;
+	out.queue_depth = RDMAXFER_RW_CTXS;
+	out.max_send_size = min_t(u32, RDMAXFER_MAX_SEND,
+				  conn->c_peer_ctrl_size - sizeof(struct rdmaxfer_msg_hdr));
+	out.max_op_size = conn->c_max_op;
+	if (conn->c_dev)
+		out.max_window_size = (u64)RDMAXFER_MAX_WIN_SEGS *
+				      rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE -
+				      PAGE_SIZE;
+	mutex_unlock(&conn->c_teardown_lock);
+	rdmaxfer_obj_put(&conn->c_obj);
+	*cmd = out;
+	return 0;
+}

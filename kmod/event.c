@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmaxfer - a file's event queue: completions and events, REAP.
+ *
+ * Completions of operations and events (a connection accepted or lost, a
+ * window exposed or revoked by the peer, a message or a WRITE_IMM arrived)
+ * go to one queue per file, in the order they happened; REAP drains it and
+ * poll() (chardev.c) reports POLLIN while it is not empty.  rf_pending
+ * bounds it: SUBMIT reserves room for its operations up front, and a peer
+ * whose messages would overflow it loses the connection.
+ *
+ * A peer's event (WINDOW, WINDOW_REVOKED, RECV, WRITE_IMM) may hold the
+ * credit of the message that brought it until REAP takes it, so that a peer
+ * cannot fill the queue faster than the user empties it (see ctrl.c).
+ *
+ * Locking: rf_ev_lock, a leaf taken with bottom halves off (events are
+ * queued from the send CQ's softirq handlers).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "rdmaxfer.h"
+
+/**
+ * rdmaxfer_pending_get - reserve room for completions or events
+ * @rf: the file
+ * @n: how many
+ *
+ * Context: any context that may take a spinlock.
+ * Return: false if that would pass RDMAXFER_MAX_PENDING.
+ */
+bool rdmaxfer_pending_get(struct rdmaxfer_file *rf, u32 n)
+{
+	bool ok;
+
+	spin_lock_bh(&rf->rf_ev_lock);
+	ok = rf->rf_pending + n <= RDMAXFER_MAX_PENDING;
+	if (ok)
+		rf->rf_pending += n;
+	spin_unlock_bh(&rf->rf_ev_lock);
+	return ok;
+}
+
+/**
+ * rdmaxfer_pending_put - give back reservations that were not used
+ * @rf: the file
+ * @n: how many
+ */
+void rdmaxfer_pending_put(struct rdmaxfer_file *rf, u32 n)
+{
+	spin_lock_bh(&rf->rf_ev_lock);
+	rf->rf_pending -= n;
+	spin_unlock_bh(&rf->rf_ev_lock);
+}
+
+static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
+{
+	if (ev->ev_free)
+		ev->ev_free(ev);
+	else
+		kfree(ev);
+}
+
+/**
+ * rdmaxfer_queue_event - deliver a completion or event to the file
+ * @rf: the file
+ * @ev: the event; its room was reserved with rdmaxfer_pending_get()
+ *
+ * After release() has started, the event is freed instead.
+ *
+ * Context: any context that may take a spinlock.
+ */
+void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
+{
+	bool drop;
+
+	spin_lock_bh(&rf->rf_ev_lock);
+	drop = rf->rf_closing;
+	if (drop)
+		rf->rf_pending--;
+	else
+		list_add_tail(&ev->ev_entry, &rf->rf_events);
+	spin_unlock_bh(&rf->rf_ev_lock);
+	if (drop)
+		rdmaxfer_event_free(ev);
+	else
+		wake_up_all(&rf->rf_wait);
+}
+
+/**
+ * rdmaxfer_queue_events - deliver several completions with one wake-up
+ * @rf: the file
+ * @evs: list of struct rdmaxfer_event (by ev_entry), emptied; their room
+ *	was reserved with rdmaxfer_pending_get()
+ *
+ * A reaper woken by the first of them would otherwise often find only
+ * that one (the completion handler is still queueing the rest).
+ *
+ * Context: any context that may take a spinlock.
+ */
+void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
+{
+	struct rdmaxfer_event *ev, *tmp;
+	bool drop;
+
+	if (list_empty(evs))
+		return;
+	spin_lock_bh(&rf->rf_ev_lock);
+	drop = rf->rf_closing;
+	if (drop) {
+		list_for_each_entry(ev, evs, ev_entry)
+			rf->rf_pending--;
+	} else {
+		list_splice_tail_init(evs, &rf->rf_events);
+	}
+	spin_unlock_bh(&rf->rf_ev_lock);
+	if (!drop) {
+		wake_up_all(&rf->rf_wait);
+		return;
+	}
+	list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+}
+
+/**
+ * struct rdmaxfer_peer_event - an event that a peer's control message caused
+ * @pe_ev: the event
+ * @pe_conn: the connection (reference), for events counted in its
+ *	c_peer_events
+ * @pe_held: the event holds its message's credit
+ *
+ * Once a connection has RDMAXFER_FREE_PEER_EVENTS such events unreaped, the
+ * next ones hold their message's credit until they are reaped (or dropped
+ * with the file): only then may the peer send another.  (A RECV event never
+ * does: the message itself holds it, until RECV takes its bytes.)  Below
+ * the budget credits flow back at once, so an application blocked in an
+ * ioctl that needs a credit of its peer (EXPOSE, SEND) cannot deadlock with
+ * a peer that is blocked the same way; past it, a peer flooding valid
+ * messages is held to the pace at which the application reaps.  So one peer can never
+ * have more unreaped events in its connection's file than the receive
+ * buffers it was granted (RDMAXFER_RECV_DEPTH), however fast it sends:
+ * control traffic is bound by credits, and a peer flooding ADVERT/REVOKE
+ * pairs or WRITE_DONEs is slowed to the pace at which the user reaps,
+ * instead of filling the file's queue for every other connection.
+ */
+struct rdmaxfer_peer_event {
+	struct rdmaxfer_event	pe_ev;
+	struct rdmaxfer_conn	*pe_conn;
+	bool			pe_held;
+};
+
+/* Reaped or dropped: the peer gets its credit back (a CREDIT may go out). */
+static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
+{
+	struct rdmaxfer_peer_event *pe = container_of(ev, struct rdmaxfer_peer_event, pe_ev);
+	struct rdmaxfer_conn *conn = pe->pe_conn;
+
+	if (conn) {
+		atomic_dec(&conn->c_peer_events);
+		if (pe->pe_held && !rdmaxfer_conn_enter(conn)) {
+			rdmaxfer_conn_grant(conn);
+			rdmaxfer_conn_exit(conn);
+		}
+		rdmaxfer_obj_put(&conn->c_obj);
+	}
+	kfree(pe);
+}
+
+/**
+ * rdmaxfer_queue_peer_event - deliver an event caused by a peer's message
+ * @conn: the connection the message came on
+ * @hold: the event counts against the connection's budget of unreaped
+ *	peer events, and past it holds the message's credit until it is freed
+ * @opcode: RDMAXFER_EVENT_*
+ * @flags: event flags
+ * @bytes: length
+ * @value: event-specific value
+ * @imm: immediate data
+ * @window_id: window id
+ *
+ * Context: process context (receive completion handler).
+ * Return: 1 if the event holds the message's credit (see struct
+ * rdmaxfer_peer_event: the caller must not give it back), 0 if not,
+ * -ENOBUFS when the file's queue is full, -ENOMEM.
+ */
+int rdmaxfer_queue_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode, u16 flags,
+			      u64 bytes, u64 value, u32 imm, u32 window_id)
+{
+	struct rdmaxfer_file *rf = conn->c_obj.file;
+	struct rdmaxfer_peer_event *pe;
+
+	might_sleep();
+	if (!rdmaxfer_pending_get(rf, 1))
+		return -ENOBUFS;
+	pe = kzalloc_obj(*pe, GFP_KERNEL_ACCOUNT);
+	if (!pe) {
+		rdmaxfer_pending_put(rf, 1);
+		return -ENOMEM;
+	}
+	if (hold) {
+		kref_get(&conn->c_obj.ref);
+		pe->pe_conn = conn;
+		pe->pe_held = atomic_inc_return(&conn->c_peer_events) > RDMAXFER_FREE_PEER_EVENTS;
+		hold = pe->pe_held;
+	}
+	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
+	pe->pe_ev.ev.conn_id = conn->c_obj.id;
+	pe->pe_ev.ev.opcode = opcode;
+	pe->pe_ev.ev.flags = flags;
+	pe->pe_ev.ev.bytes = bytes;
+	pe->pe_ev.ev.value = value;
+	pe->pe_ev.ev.imm_data = imm;
+	pe->pe_ev.ev.window_id = window_id;
+	rdmaxfer_queue_event(rf, &pe->pe_ev);
+	return hold;
+}
+
+/**
+ * rdmaxfer_queue_event_always - deliver an event even past the queue's limit
+ * @rf: the file
+ * @conn_id: the connection (or listener) it is about
+ * @opcode: RDMAXFER_EVENT_DISCONNECTED or RDMAXFER_EVENT_CONNECTED
+ * @status: why, negative errno or 0
+ * @value: event-specific value
+ *
+ * For the events a user must never miss: at most one DISCONNECTED per
+ * connection and one CONNECTED per accepted-to-be connection (bounded by
+ * the listener's backlog), so they cannot grow the queue without bound.
+ *
+ * Context: process context.
+ */
+void rdmaxfer_queue_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opcode, int status,
+				 u64 value)
+{
+	struct rdmaxfer_event *ev = kzalloc_obj(*ev, GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
+
+	ev->ev.conn_id = conn_id;
+	ev->ev.opcode = opcode;
+	ev->ev.status = status;
+	ev->ev.value = value;
+	spin_lock_bh(&rf->rf_ev_lock);
+	rf->rf_pending++;
+	spin_unlock_bh(&rf->rf_ev_lock);
+	rdmaxfer_queue_event(rf, ev);
+}
+
+/**
+ * rdmaxfer_ioctl_reap - RDMAXFER_IOC_REAP
+ * @rf: the file
+ * @arg: struct rdmaxfer_reap
+ *
+ * Waits (interruptibly, up to the timeout) for the first event, then copies
+ * out as many as fit.  If the copy faults, the events go back to the head of
+ * the queue: nothing is lost.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (possibly with count 0 on timeout), -EINTR, -EFAULT, -EINVAL.
+ */
+int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_reap *cmd = arg;
+	struct rdmaxfer_completion __user *uc = u64_to_user_ptr(cmd->completions);
+	struct rdmaxfer_event *ev, *tmp;
+	LIST_HEAD(taken);
+	u32 n = 0, i = 0;
+	long ret;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	if (!cmd->count)
+		return 0;
+	if (cmd->timeout_ns) {
+		long tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
+			   max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
+
+		ret = wait_event_interruptible_timeout(rf->rf_wait,
+						       !list_empty(&rf->rf_events), tmo);
+		if (ret < 0)
+			return ret == -ERESTARTSYS ? -EINTR : ret;
+	}
+
+	spin_lock_bh(&rf->rf_ev_lock);
+	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
+		if (n == cmd->count)
+			break;
+		list_move_tail(&ev->ev_entry, &taken);
+		n++;
+	}
+	spin_unlock_bh(&rf->rf_ev_lock);
+
+	list_for_each_entry(ev, &taken, ev_entry) {
+		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
+			spin_lock_bh(&rf->rf_ev_lock);
+			list_splice(&taken, &rf->rf_events);
+			spin_unlock_bh(&rf->rf_ev_lock);
+			return -EFAULT;
+		}
+		i++;
+	}
+	list_for_each_entry_safe(ev, tmp, &taken, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+	spin_lock_bh(&rf->rf_ev_lock);
+	rf->rf_pending -= n;
+	spin_unlock_bh(&rf->rf_ev_lock);
+	cmd->count = n;
+	return 0;
+}
+
+/**
+ * rdmaxfer_events_free - free what is still queued when the file closes
+ * @rf: the file; rf_closing is set and every object is released, so
+ *	nothing is queued any more
+ */
+void rdmaxfer_events_free(struct rdmaxfer_file *rf)
+{
+	struct rdmaxfer_event *ev, *tmp;
+
+	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
+		list_del(&ev->ev_entry);
+		rdmaxfer_event_free(ev);
+	}
+}
