@@ -81,14 +81,18 @@ module: check-kdir
 cli:
 	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin
 
-# kselftest_harness.h, kselftest.h and checkpatch come from Debian's
-# linux-source package, extracted here at build time.
-$(KSRC)/.stamp: $(KSRC_TAR)
+# kselftest_harness.h, kselftest.h, kselftest's runner (run_kselftest.sh,
+# kselftest/runner.sh) and checkpatch come from Debian's linux-source
+# package, extracted here at build time.
+$(KSRC)/.stamp: $(KSRC_TAR) Makefile
 	@test -n "$(KSRC_TAR)" || { echo "rdmaxfer: no /usr/src/linux-source-*.tar.xz: run 'make setup'" >&2; exit 1; }
 	rm -rf $(KSRC) && mkdir -p $(KSRC)
 	tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 --wildcards \
 		'*/tools/testing/selftests/kselftest.h' \
 		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest/runner.sh' \
+		'*/tools/testing/selftests/kselftest/prefix.pl' \
+		'*/tools/testing/selftests/run_kselftest.sh' \
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
 	touch $@
@@ -173,7 +177,8 @@ FUZZ_SEED	?=
 fuzz:
 	$(RIG) setup
 	$(MAKE) stage
-	$(RIG) run --timeout $$(($(FUZZ_SECS) + 600)) -- 'cd /opt/rdmaxfer/selftests && \
+	$(RIG) run --timeout $$(($(FUZZ_SECS) + 600)) -- 'cd /opt/rdmaxfer/selftests/rdmaxfer && \
+		export RDMAXFER_TEST_DEV=rxe0 RDMAXFER_TEST_ADDR=192.0.2.1 RDMAXFER_TEST_ADDR6=2001:db8::1 && \
 		FUZZ_SECS=$(FUZZ_SECS) FUZZ_SEED=$(FUZZ_SEED) ./fuzz_ioctl.sh && ./dmesg_check.sh'
 
 shell:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cli_bench.sh - `rdmaxfer ping` and `rdmaxfer bench` against `rdmaxfer serve`
-# in one guest (both ends on rxe0): the JSON of ping (percentiles in order,
+# in one guest (both ends on one RDMA device): the JSON of ping (percentiles in order,
 # count, histogram) for send, write and read; bench rows for write, read and
 # send (bandwidth and message rate agree, iterations as asked), a sweep,
 # several connections, both directions, --duration; the error contract (a
@@ -12,14 +12,9 @@
 # serves a verified write.  Iterations are small: TCG is slow.
 . "$(dirname "$0")/lib.sh"
 
-command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-command -v jq >/dev/null || ktap_skip_all "jq is not installed"
-rdmaxfer_load || ktap_skip_all "cannot load the module"
-rdmaxfer_lists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer info --json | jq -e '.module.features | index("transfer")' >/dev/null ||
-	ktap_skip_all "the module has no transfer support"
+rdmaxfer_setup_cli
 
-HOST=192.0.2.1
+HOST=$ADDR
 PORT=18610	# serve --size 4M
 PNONE=18699	# nobody listens here
 
@@ -30,7 +25,7 @@ cleanup()
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 # ping_ok NAME N ARGS...: `rdmaxfer ping --json ARGS` gives N samples whose
 # statistics are positive and in order.
@@ -95,7 +90,7 @@ ktap_result "ping_histogram_json" $r
 
 run ping_human rdmaxfer ping $HOST --port $PORT --op write --size 4K --count 50 --warmup 5
 [ $rc -eq 0 ] && [ ! -s "$tmp/ping_human.err" ] &&
-	grep -q '^rdma write ping to 192.0.2.1, 4096 bytes, 50 round trips' "$tmp/ping_human.out" &&
+	grep -q "^rdma write ping to $HOST, 4096 bytes, 50 round trips" "$tmp/ping_human.out" &&
 	grep -q '^ *min  *p50  *p99  *p99.9  *max  *mean$' "$tmp/ping_human.out"
 r=$?
 [ $r -eq 0 ] || show ping_human.out ping_human.err

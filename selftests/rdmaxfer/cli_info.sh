@@ -10,17 +10,17 @@ command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH
 command -v jq >/dev/null || ktap_skip_all "jq is not installed"
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; rdmaxfer_load' EXIT
+at_exit 'rm -rf "$tmp"; rdmaxfer_load'
+rdmaxfer_setup
 
 ktap_plan 10
-rdmaxfer_load || ktap_diag "cannot load the module"
 
 run human rdmaxfer info
 [ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
 	grep -q '^rdmaxfer module ' "$tmp/human.out" &&
-	grep -q '^rxe0: ' "$tmp/human.out" &&
+	grep -q "^$DEV: " "$tmp/human.out" &&
 	grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
-	grep -q '::ffff:192.0.2.1 .*RoCEv2 *veth0' "$tmp/human.out"
+	grep -q "::ffff:$ADDR .*RoCEv2 *$NETDEV" "$tmp/human.out"
 r=$?
 [ $r -eq 0 ] || show human.out human.err
 ktap_result "info_human" $r
@@ -31,14 +31,14 @@ r=$?
 [ $r -eq 0 ] || show json.out json.err
 ktap_result "info_json_parses" $r
 
-jq -e '
+jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netdev "$NETDEV" '
 	.module.abi_version == 1 and (.module.version | length > 0) and
 	(.module.features | index("device_query")) and
-	any(.devices[]; .name == "rxe0" and (.caps | index("frwr")) and
+	any(.devices[]; .name == $dev and (.caps | index("frwr")) and
 	    .max_fast_reg_page_list_len > 0 and .max_qp_wr > 0 and
 	    .ports[0].state == "ACTIVE" and .ports[0].link_layer == "Ethernet" and
-	    any(.ports[0].gids[]; .gid == "::ffff:192.0.2.1" and .type == "RoCEv2" and .netdev == "veth0") and
-	    any(.ports[0].gids[]; .gid == "2001:db8::1"))' "$tmp/json.out" >/dev/null
+	    any(.ports[0].gids[]; .gid == $gid4 and .type == "RoCEv2" and .netdev == $netdev) and
+	    any(.ports[0].gids[]; .gid == $gid6))' "$tmp/json.out" >/dev/null
 r=$?
 [ $r -eq 0 ] || show json.out
 ktap_result "info_json_content" $r

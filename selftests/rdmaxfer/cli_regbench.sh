@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# cli_regbench.sh - `rdmaxfer regbench` in one guest (rxe0): its JSON parses,
+# cli_regbench.sh - `rdmaxfer regbench` on one RDMA device: its JSON parses,
 # has one row per requested size with every number positive, pages ==
 # size / 4096, the per-page cost is the total divided by the pages, a size
 # above the window limit is exposed as several windows; the table prints;
@@ -10,16 +10,11 @@
 # or PD of rdmaxfer is left.  Timings themselves are not judged.
 . "$(dirname "$0")/lib.sh"
 
-command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-command -v jq >/dev/null || ktap_skip_all "jq is not installed"
 command -v rdma >/dev/null || ktap_skip_all "the rdma tool (iproute2) is not installed"
-rdmaxfer_load || ktap_skip_all "cannot load the module"
-rdmaxfer_lists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer info --json | jq -e '.module.features | index("transfer")' >/dev/null ||
-	ktap_skip_all "the module has no transfer support"
+rdmaxfer_setup_cli
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+at_exit 'rm -rf "$tmp"'
 
 # pins_outstanding: FOLL_PIN pages acquired but not released, system-wide
 # (stat_refresh folds the per-CPU deltas first, so the numbers are exact)
@@ -45,9 +40,9 @@ rdmaxfer stats --json >"$tmp/stats0.json"
 ktap_plan 10
 
 SIZES=4K,16K,1M,4M
-run main rdmaxfer regbench --sizes $SIZES --reps 3 --json
+run main rdmaxfer regbench --device "$DEV" --sizes $SIZES --reps 3 --json
 [ $rc -eq 0 ] && [ ! -s "$tmp/main.err" ] &&
-	jq -e -s 'length == 1 and (.[0] | .device == "rxe0" and (.rows | length) == 4 and
+	jq -e -s --arg dev "$DEV" 'length == 1 and (.[0] | .device == $dev and (.rows | length) == 4 and
 		([.rows[].size] == [4096, 16384, 1048576, 4194304]))' "$tmp/main.out" >/dev/null
 r=$?
 [ $r -eq 0 ] || { ktap_diag "exit $rc"; show main.out main.err; }
@@ -80,7 +75,7 @@ r=$?
 ktap_result "per_page_is_total_over_pages" $r
 
 # larger than one window (Soft-RoCE: about 508 MiB): several windows, summed
-run multi rdmaxfer regbench --sizes 600M --reps 1 --json
+run multi rdmaxfer regbench --device "$DEV" --sizes 600M --reps 1 --json
 if [ $rc -eq 0 ] && jq -e '.rows[0].skipped' "$tmp/multi.out" >/dev/null; then
 	ktap_skip "several_windows" "$(jq -r '.rows[0].skipped' "$tmp/multi.out")"
 else
@@ -94,9 +89,9 @@ else
 	ktap_result "several_windows" $r
 fi
 
-run human rdmaxfer regbench --sizes 4K,64K --reps 1
+run human rdmaxfer regbench --device "$DEV" --sizes 4K,64K --reps 1
 [ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
-	grep -q '^regbench on rxe0 (' "$tmp/human.out" &&
+	grep -q "^regbench on $DEV (" "$tmp/human.out" &&
 	grep -q ' size .* pages .* reg_us .* expose_us .* total_us .* ibv_reg_us' "$tmp/human.out" &&
 	grep -q '^ *4 KiB  *1  *1 | *[0-9.]* ' "$tmp/human.out" &&
 	grep -q '^ *64 KiB  *16  *1 | *[0-9.]* ' "$tmp/human.out" &&
@@ -126,7 +121,7 @@ done <<EOF
 --reps 0
 --reps many
 --bind nowhere
---bind 192.0.2.1 --device rxe0
+--bind $ADDR --device $DEV
 --bogus
 extra
 EOF

@@ -10,16 +10,10 @@
 # UDP message larger than a datagram -> exit 2).  Numbers are not judged.
 . "$(dirname "$0")/lib.sh"
 
-command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-command -v jq >/dev/null || ktap_skip_all "jq is not installed"
-rdmaxfer ping --help >/dev/null 2>&1 || ktap_skip_all "this rdmaxfer has no ping command"
-rdmaxfer_load || ktap_skip_all "cannot load the module"
-rdmaxfer_lists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer info --json | jq -e '.module.features | index("transfer")' >/dev/null ||
-	ktap_skip_all "the module has no transfer support"
+rdmaxfer_setup_cli
 
-HOST=192.0.2.1
-HOST6=2001:db8::1
+HOST=$ADDR
+HOST6=$ADDR6
 P1=18525	# serve: RDMA, TCP and UDP
 PNONE=18598	# nobody listens here
 N=200		# ping round trips, bench messages per connection and size
@@ -31,7 +25,7 @@ cleanup()
 	for _p in $pids; do kill "$_p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 # serve NAME ARGS... and stop NAME: see lib.sh.
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # cli_xfer.sh - `rdmaxfer serve | write | read | send | stats` in one guest
-# (both ends on rxe0): bytes arrive intact (--verify and cmp) at sizes around
+# (both ends on one RDMA device): bytes arrive intact (--verify and cmp) at sizes around
 # page and window boundaries, a file larger than the window goes in rounds,
 # serve's one window is shared by all connections (a read returns what an
 # earlier write left; concurrent writers to disjoint ranges both land),
@@ -10,15 +10,10 @@
 # fit, refused -> exit 1 with one line; usage -> exit 2).
 . "$(dirname "$0")/lib.sh"
 
-command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-command -v jq >/dev/null || ktap_skip_all "jq is not installed"
-rdmaxfer_load || ktap_skip_all "cannot load the module"
-rdmaxfer_lists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer info --json | jq -e '.module.features | index("transfer")' >/dev/null ||
-	ktap_skip_all "the module has no transfer support"
+rdmaxfer_setup_cli
 
-HOST=192.0.2.1
-HOST6=2001:db8::1
+HOST=$ADDR
+HOST6=$ADDR6
 P1=18515	# serve --size 1M --out: writes
 P2=18516	# serve --size 2M --in: reads
 P3=18517	# serve: messages on stdout
@@ -33,7 +28,7 @@ cleanup()
 	for _p in $pids; do kill "$_p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 # serve NAME ARGS... and stop NAME: see lib.sh.
 

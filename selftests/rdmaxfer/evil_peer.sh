@@ -19,23 +19,19 @@
 # serve's --max-per-host while other hosts are served, and no more than the
 # backlog of a listener that does not accept.  At the end the
 # kernel log of this test has no WARNING or BUG.
-# Runs in the single guest (rxe0 on veth0, 192.0.2.1).
+# Runs on one RDMA device (lib.sh: rdmaxfer_setup).
 . "$(dirname "$0")/lib.sh"
 
 EVIL=$SELFTEST_DIR/evil_peer
 MODES="badlen badtype credits advert0 advertovf writedone"
 FLOODS="writedone advrevoke send"
 HELPER=$SELFTEST_DIR/xfer_helper
-ADDR=192.0.2.1
 PORT=18700
 PORT2=18701
 
 [ -x "$HELPER" ] || ktap_skip_all "no xfer_helper next to the test"
 [ -x "$EVIL" ] || ktap_skip_all "no evil_peer next to the test (built with librdmacm-dev and libibverbs-dev)"
-command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-command -v jq >/dev/null || ktap_skip_all "jq is not installed"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
+rdmaxfer_setup_cli
 
 tmp=$(mktemp -d)
 rc=0
@@ -52,7 +48,7 @@ cleanup()
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 # still_serves NAME: serve is alive and answers a SEND; sets $r (0 = yes)
 still_serves()
@@ -260,11 +256,11 @@ done
 still_serves send_after_floods
 ktap_result "server_unaffected_by_floods" $r
 
-# (i) a peer that opens connections and never uses them, from 2001:db8::1:
+# (i) a peer that opens connections and never uses them, from $ADDR6:
 # serve keeps 32 of them (--max-per-host) and closes the others as soon as
-# it accepts them, and a client from another address (192.0.2.1) is served
+# it accepts them, and a client from another address ($ADDR) is served
 # meanwhile; the kept ones stay up.
-"$EVIL" 2001:db8::1 $PORT conns 40 120 >"$tmp/unused.out" 2>"$tmp/unused.err" &
+"$EVIL" "$ADDR6" $PORT conns 40 120 >"$tmp/unused.out" 2>"$tmp/unused.err" &
 epid=$!
 wait_for "grep -q '^holding' '$tmp/unused.out'" 120
 still_serves send_during_unused

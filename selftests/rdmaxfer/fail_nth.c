@@ -58,7 +58,7 @@
 #define FI		"/sys/kernel/debug/"
 #define FI_CM		FI "fail_rdmaxfer_cm/"
 
-static const char *addr4 = "192.0.2.1";
+static const char *addr4;	/* argv[1], else the test device's (test_env_try()) */
 static int nth_fd = -1;
 static int cm_mode;		/* arm fail_rdmaxfer_cm instead of fail-nth */
 
@@ -708,11 +708,15 @@ int main(int argc, char **argv)
 	const char *why;
 
 	(void)argc;
-	if (argv[1])
-		addr4 = argv[1];
 	ksft_print_header();
 	if (access(DEVPATH, F_OK))
 		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
+	if (argv[1])
+		addr4 = argv[1];
+	else if (!test_env_try())
+		addr4 = test_env()->addr;
+	else
+		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
 	why = fi_setup();
 	if (why)
 		ksft_exit_skip("%s\n", why);

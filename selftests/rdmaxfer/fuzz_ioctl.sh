@@ -10,8 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$SELFTEST_DIR/fuzz_ioctl" ] || ktap_skip_all "no fuzz_ioctl next to the test"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
+rdmaxfer_setup
 
 ktap_plan 3
 kmsg_mark

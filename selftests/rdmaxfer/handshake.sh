@@ -4,13 +4,13 @@
 # handshake.sh - the connect handshake against a real peer that is not
 # rdmaxfer (rdma-core's rping): rdmaxfer's listener rejects it and keeps
 # serving, and rdmaxfer's client refuses a server that does not answer with
-# an rdmaxfer hello.  Runs in the single guest (rxe0 on veth0, 192.0.2.1).
+# an rdmaxfer hello.  Runs on one RDMA device (lib.sh:
+# rdmaxfer_setup).
 . "$(dirname "$0")/lib.sh"
 
 command -v rping >/dev/null || ktap_skip_all "no rping (rdmacm-utils)"
 command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer.ko"
+rdmaxfer_setup
 
 T=$(mktemp -d)
 cleanup()
@@ -20,8 +20,7 @@ cleanup()
 	wait 2>/dev/null
 	rm -rf "$T"
 }
-trap cleanup EXIT
-ADDR=192.0.2.1
+at_exit cleanup
 
 ktap_plan 4
 

@@ -2,8 +2,9 @@
 /*
  * ioctl_test - the /dev/rdmaxfer ioctls, positive and negative.
  *
- * Runs against the loaded module and whatever RDMA devices it sees (the rig
- * gives it rxe0 on veth0, 192.0.2.1).  Built twice: natively and as a 32-bit
+ * Runs against the loaded module and whatever RDMA devices it sees, with one
+ * of them made or named by rxe_env.sh (test_env_try()); without one, the
+ * device cases skip.  Built twice: natively and as a 32-bit
  * binary, so the same assertions also cover compat_ioctl.
  */
 #include <arpa/inet.h>
@@ -23,15 +24,7 @@
 #include <linux/rdmaxfer.h>
 
 #include "kselftest_harness.h"
-
-#define DEVPATH "/dev/" RDMAXFER_DEVNAME
-#define U64_PTR(p) ((__u64)(uintptr_t)(p))
-
-/* Issue an ioctl and return 0 or the errno it failed with. */
-static int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? errno : 0;
-}
+#include "rdmaxfer_test.h"
 
 static int list_devices(int fd, __u32 *idx, __u32 cap)
 {
@@ -314,7 +307,7 @@ TEST_F(dev, query_port)
 	struct rdmaxfer_device_info di = { .size = sizeof(di) };
 	struct rdmaxfer_port_info pi = { .size = sizeof(pi), .port = 1 };
 	long idx = first_device(self->fd);
-	unsigned int i, veth0;
+	unsigned int i, ifindex;
 
 	if (idx < 0)
 		SKIP(return, "the module sees no RDMA device");
@@ -339,18 +332,19 @@ TEST_F(dev, query_port)
 		EXPECT_EQ(0, gids[i].__reserved);
 	}
 
-	if (strcmp(di.name, "rxe0"))
+	if (!test_env()->dev || strcmp(di.name, test_env()->dev))
 		return;
-	/* the rig's Soft-RoCE: rxe0 on veth0 (MTU 9000), 192.0.2.1, 2001:db8::1 */
+	/* the test's RoCE device: its netdev's addresses are GIDs, no other's */
 	EXPECT_EQ(RDMAXFER_PORT_ACTIVE, pi.state);
 	EXPECT_EQ(RDMAXFER_LINK_LAYER_ETHERNET, pi.link_layer);
-	veth0 = if_nametoindex("veth0");
-	if (!veth0)
+	ifindex = if_nametoindex(test_env()->netdev);
+	if (!ifindex)
 		return;
 	EXPECT_LE(1, pi.num_gids);
-	EXPECT_TRUE(has_gid(gids, pi.num_gids, "192.0.2.1", veth0));
-	EXPECT_TRUE(has_gid(gids, pi.num_gids, "2001:db8::1", veth0));
-	EXPECT_FALSE(has_gid(gids, pi.num_gids, "192.0.2.2", veth0));
+	EXPECT_TRUE(has_gid(gids, pi.num_gids, test_env()->addr, ifindex));
+	EXPECT_TRUE(has_gid(gids, pi.num_gids, test_env()->addr6, ifindex));
+	if (*test_env()->other)
+		EXPECT_FALSE(has_gid(gids, pi.num_gids, test_env()->other, ifindex));
 }
 
 TEST_F(dev, query_port_capacity)
@@ -452,5 +446,8 @@ int main(int argc, char **argv)
 		ksft_print_header();
 		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
 	}
+	if (test_env_try())
+		ksft_print_msg("no RDMA device of the test's own (%s): the device cases see what is there\n",
+			       test_env()->why);
 	return test_harness_run(argc, argv);
 }

@@ -1,18 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# keepalive.sh - the dead-peer detection's probes, in one guest.
+# keepalive.sh - the dead-peer detection's probes, on one Soft-RoCE device.
 #
 # Every established connection posts a zero-length RDMA WRITE every
 # peer_timeout_ms / 4 (module parameter; conn.c, "Dead peers"); its peer's
-# adapter acknowledges it.  Here both ends are on rxe0 (loopback), so the
+# adapter acknowledges it.  Here both ends are on one device (loopback), so the
 # peer never vanishes: what this checks is that the parameter is validated,
-# that idle connections do send probes (rxe0's packet counter grows, and does
+# that idle connections do send probes (the device's packet counter grows, and does
 # not without them), and that probes neither break an idle connection nor
 # one moving data.  The peer that vanishes is pair/vanish.sh's.
 . "$(dirname "$0")/lib.sh"
 
-ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
 HELPER=$SELFTEST_DIR/xfer_helper
 PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
 NCONNS=4	# each is two established ends: 8 probing QPs
@@ -21,8 +20,9 @@ IDLE=4		# seconds of idleness measured
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
 command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer"
+rdmaxfer_setup
+rdma statistic show link "$DEV/1" 2>/dev/null | grep -qw sent_pkts ||
+	ktap_skip_all "$DEV has no sent_pkts counter (Soft-RoCE's)"
 "$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
 [ -w "$PARAM" ] || ktap_skip_all "no $PARAM (a module without keepalive)"
 
@@ -39,23 +39,23 @@ restore()
 	echo "$saved" >"$PARAM"
 	rm -rf "$T"
 }
-trap restore EXIT
+at_exit restore
 
-# rxe0's packets sent (both ends of a loopback connection are on it)
+# the device's packets sent (both ends of a loopback connection are on it)
 sent_pkts()
 {
-	rdma statistic show link rxe0/1 |
+	rdma statistic show link "$DEV/1" |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "sent_pkts") { print $(i + 1); exit } }'
 }
 
-# QPs of rxe0 in state RTS
+# QPs of the device in state RTS
 rts_qps()
 {
-	rdma res show qp link rxe0/1 2>/dev/null | grep -c 'state RTS'
+	rdma res show qp link "$DEV/1" 2>/dev/null | grep -c 'state RTS'
 }
 
 # idle_packets NAME: park NCONNS connections (made with the current
-# peer_timeout_ms), wait until they are up; sets $pkts to the packets rxe0
+# peer_timeout_ms), wait until they are up; sets $pkts to the packets $DEV
 # sent in IDLE seconds and $rts to the QPs in RTS at the end; leaves them.
 idle_packets()
 {
@@ -95,7 +95,7 @@ echo -1 >"$PARAM" 2>/dev/null && r1=1
 ktap_check "param_rejects_bad_values" [ "$r1:$(cat "$PARAM")" = "0:$saved" ]
 
 # 2. probes flow on idle connections: off, then every 500 ms.  One probe is a
-#    request and an ACK, both sent by rxe0: 8 QPs * IDLE s * 2 probes/s * 2
+#    request and an ACK, both sent by the device: 8 QPs * IDLE s * 2 probes/s * 2
 #    packets = 128; at least a quarter of that, and more than without.
 rts_before=$(rts_qps)
 echo 0 >"$PARAM"
@@ -106,7 +106,7 @@ echo 2000 >"$PARAM"
 idle_packets on
 on_pkts=$pkts
 on_rts=$rts
-ktap_diag "rxe0 packets sent in $IDLE s by $NCONNS idle connections: keepalive off $off_pkts," \
+ktap_diag "$DEV packets sent in $IDLE s by $NCONNS idle connections: keepalive off $off_pkts," \
 	"peer_timeout_ms=2000 $on_pkts"
 want=$((NCONNS * 2 * IDLE * 2 * 2 / 4))
 ok=0

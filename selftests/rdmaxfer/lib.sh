@@ -84,9 +84,9 @@ ktap_skip_all()
 # --- rdmaxfer helpers ---------------------------------------------------
 
 SELFTEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# The module: RDMAXFER_KO, else next to the selftests (the rig's layout),
-# else whatever modprobe finds.
-RDMAXFER_KO=${RDMAXFER_KO:-$SELFTEST_DIR/../rdmaxfer.ko}
+# The module: RDMAXFER_KO (the rig's guest sets it), else whatever modprobe
+# finds.
+RDMAXFER_KO=${RDMAXFER_KO:-}
 
 rdmaxfer_loaded()
 {
@@ -119,6 +119,119 @@ wait_for()
 		sleep 0.1
 	done
 	return 0
+}
+
+# --- cleanup and the device under test ------------------------------------
+
+# at_exit CMD: run CMD when the test exits (also on SIGTERM, SIGINT, SIGHUP:
+# the runner's timeout), after the commands registered after it.  Their exit
+# statuses are not looked at; one that sets at_exit_failed=1 turns a
+# successful exit into a failure.
+at_exit_cmds=
+at_exit_failed=
+at_exit()
+{
+	[ -n "$at_exit_cmds" ] || { trap _at_exit EXIT; trap 'exit 143' TERM INT HUP; }
+	at_exit_cmds="$1
+$at_exit_cmds"
+}
+
+_at_exit()
+{
+	_st=$?
+	_cmds=$at_exit_cmds
+	at_exit_cmds=
+	while read -r _c; do
+		[ -n "$_c" ] || continue
+		eval "$_c"
+	done <<-EOF
+		$_cmds
+	EOF
+	[ -n "$at_exit_failed" ] && [ "$_st" -ne "$KSFT_FAIL" ] && _st=$KSFT_FAIL
+	exit "$_st"
+}
+
+# rdmaxfer_env_up: the RDMA device the test runs on (rxe_env.sh): sets and
+# exports RDMAXFER_TEST_DEV, _NETDEV, _ADDR, _ADDR6, _OTHER, _NETDEV2 and _OWN, or
+# skips the whole test saying why.  A device made here is removed at exit,
+# and the test fails if RDMA objects were left on it.
+rdmaxfer_env_up()
+{
+	rdmaxfer_env_try || ktap_skip_all "$rdmaxfer_env_why"
+}
+
+# rdmaxfer_env_try: rdmaxfer_env_up, but status 1 and the reason in
+# $rdmaxfer_env_why instead of skipping.
+rdmaxfer_env_try()
+{
+	[ -z "${RDMAXFER_TEST_DEV:-}" ] && at_exit rdmaxfer_env_down
+	_env=$("$SELFTEST_DIR/rxe_env.sh" up 2>&1)
+	case $? in
+	0) ;;
+	4) rdmaxfer_env_why=$_env; return 1 ;;
+	*) rdmaxfer_env_why="rxe_env.sh up failed: $_env"; return 1 ;;
+	esac
+	eval "$_env"
+	export RDMAXFER_TEST_DEV RDMAXFER_TEST_NETDEV RDMAXFER_TEST_ADDR RDMAXFER_TEST_ADDR6 \
+		RDMAXFER_TEST_OTHER RDMAXFER_TEST_SILENT RDMAXFER_TEST_NETDEV2 RDMAXFER_TEST_OWN
+}
+
+# shellcheck disable=SC2034 # the variables are the calling test's
+# rdmaxfer_setup: load the module and bring the device up (rdmaxfer_env_up);
+# sets DEV, NETDEV, ADDR, ADDR6, OTHER, NETDEV2 and OWN, short for the
+# RDMAXFER_TEST_* variables.  Skips the test when either cannot be done.
+rdmaxfer_setup()
+{
+	rdmaxfer_load || ktap_skip_all "cannot load the module"
+	rdmaxfer_env_up
+	DEV=$RDMAXFER_TEST_DEV
+	NETDEV=$RDMAXFER_TEST_NETDEV
+	ADDR=$RDMAXFER_TEST_ADDR
+	ADDR6=$RDMAXFER_TEST_ADDR6
+	OTHER=$RDMAXFER_TEST_OTHER
+	NETDEV2=$RDMAXFER_TEST_NETDEV2
+	OWN=$RDMAXFER_TEST_OWN
+}
+
+# rdmaxfer_setup_own: rdmaxfer_setup for a test that deletes and re-adds the
+# device: skips unless the device is one rxe_env.sh made.
+rdmaxfer_setup_own()
+{
+	rdmaxfer_setup
+	[ "$OWN" = 1 ] ||
+		ktap_skip_all "deletes and re-adds $DEV: runs only on a Soft-RoCE device of its own (unset RDMAXFER_TEST_DEV)"
+}
+
+# rdmaxfer_setup_cli: rdmaxfer_setup, for a test of the CLI with transfers:
+# skips unless the CLI and jq are there and the module moves data.
+rdmaxfer_setup_cli()
+{
+	command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
+	command -v jq >/dev/null || ktap_skip_all "jq is not installed"
+	rdmaxfer_setup
+	rdmaxfer info --json | jq -e '.module.features | index("transfer")' >/dev/null ||
+		ktap_skip_all "the module has no transfer support"
+}
+
+rdmaxfer_env_down()
+{
+	_out=$("$SELFTEST_DIR/rxe_env.sh" down 2>&1) && return 0
+	ktap_diag "post-check: $_out"
+	at_exit_failed=1
+}
+
+# other_rdma_devs DEV...: the RDMA devices of this host but DEV..., on one
+# line (a test that unloads rdma_rxe runs only when this is empty: the
+# others might be Soft-RoCE devices someone else uses).
+other_rdma_devs()
+{
+	for _d in /sys/class/infiniband/*; do
+		[ -e "$_d" ] || continue
+		_n=${_d##*/}
+		for _x in "$@"; do [ "$_n" = "$_x" ] && _n=; done
+		[ -n "$_n" ] && printf '%s ' "$_n"
+	done
+	echo
 }
 
 # Does the RDMA link (device) $1 exist?  (`rdma link show DEV` wants DEV/PORT)

@@ -16,7 +16,6 @@
 # receive buffers alone take, and come back down when they are gone.
 . "$(dirname "$0")/lib.sh"
 
-ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
 HELPER=$SELFTEST_DIR/xfer_helper
 NCONNS=32
 RECV_DEPTH=32		# RDMAXFER_RECV_DEPTH: 4 KiB receive buffers per connection
@@ -24,8 +23,7 @@ CGROOT=/sys/fs/cgroup
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer"
+rdmaxfer_setup
 "$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
 grep -qw cgroup2 /proc/filesystems || ktap_skip_all "no cgroup v2 in this kernel"
 if [ ! -f "$CGROOT/cgroup.controllers" ]; then
@@ -51,7 +49,7 @@ restore()
 	[ -n "${mounted:-}" ] && umount "$CGROOT"
 	rm -rf "$T"
 }
-trap restore EXIT
+at_exit restore
 
 echo +memory >"$CGROOT/cgroup.subtree_control" 2>/dev/null
 mkdir "$CG" || ktap_skip_all "cannot create $CG"

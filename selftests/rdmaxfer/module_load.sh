@@ -9,7 +9,7 @@
 [ -f "$RDMAXFER_KO" ] || modinfo rdmaxfer >/dev/null 2>&1 ||
 	ktap_skip_all "no rdmaxfer.ko (set RDMAXFER_KO)"
 
-trap 'rdmaxfer_load' EXIT
+at_exit rdmaxfer_load
 
 node_ok()
 {
@@ -57,10 +57,13 @@ done
 ktap_result "unload_load_x20" $r
 
 # devices that exist before the load are listed right away (ib_client replay)
-if command -v rdmaxfer >/dev/null && command -v jq >/dev/null && rdma_link_exists rxe0; then
-	ktap_check "devices_replayed_at_load" rdmaxfer_lists rxe0
+if ! command -v rdmaxfer >/dev/null || ! command -v jq >/dev/null; then
+	ktap_skip "devices_replayed_at_load" "needs the CLI and jq"
+elif ! rdmaxfer_env_try; then
+	ktap_skip "devices_replayed_at_load" "$rdmaxfer_env_why"
 else
-	ktap_skip "devices_replayed_at_load" "needs rxe0, the CLI and jq"
+	rmmod rdmaxfer && rdmaxfer_load && rdmaxfer_lists "$RDMAXFER_TEST_DEV"
+	ktap_result "devices_replayed_at_load" $?
 fi
 
 # an open file pins the module; closing it lets rmmod through

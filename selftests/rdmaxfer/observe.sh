@@ -16,10 +16,9 @@
 # that came up.  While the idle connection is up, rdmaxfer/connections lists
 # exactly its two ends (the write client's are gone), established, with a
 # QP number, the peer's address, one window each way, no bytes moved.
-# Runs in the single guest (rxe0 on veth0, 192.0.2.1).
+# Runs on one RDMA device (lib.sh: rdmaxfer_setup).
 . "$(dirname "$0")/lib.sh"
 
-ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
 HELPER=$SELFTEST_DIR/xfer_helper
 PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
 TRACEFS=/sys/kernel/tracing
@@ -27,8 +26,7 @@ CONNS=/sys/kernel/debug/rdmaxfer/connections
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer"
+rdmaxfer_setup
 "$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
 [ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
 [ -d "$TRACEFS/events" ] || ktap_skip_all "no tracefs at $TRACEFS (CONFIG_TRACING)"
@@ -44,7 +42,7 @@ cleanup()
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
 	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 ktap_plan 9
 
@@ -99,7 +97,7 @@ grep -E ' rdmaxfer_(conn_up|op_done|window_expose): ' "$T/trace" | head -n 4 | s
 up_c=$(count rdmaxfer_conn_up " client ")
 up_s=$(count rdmaxfer_conn_up " server ")
 [ "$wrc" -eq 0 ] && [ "$up_c" -eq 2 ] && [ "$up_s" -eq 2 ] &&
-	[ "$(events rdmaxfer_conn_up | grep -c "qpn=[1-9][0-9]* dev=rxe0 peer=$ADDR:")" -eq 4 ]
+	[ "$(events rdmaxfer_conn_up | grep -c "qpn=[1-9][0-9]* dev=$DEV peer=$ADDR:")" -eq 4 ]
 r=$?
 [ $r -eq 0 ] || { ktap_diag "write exit $wrc; conn_up client $up_c server $up_s, want 2 and 2"; events rdmaxfer_conn_up | sed 's/^/# /'; }
 ktap_result "conn_up_on_both_sides" $r
@@ -157,7 +155,7 @@ ktap_result "disabled_records_nothing" $r
 # 8-9. debugfs: the idle connection's two ends, and nothing else
 if [ -r "$CONNS" ]; then
 	sed 's/^/# /' "$T/conns"
-	grep -q '^device rxe0 index [0-9]*$' "$T/conns" &&
+	grep -q "^device $DEV index [0-9]*\$" "$T/conns" &&
 		[ "$(grep -c ' conn ' "$T/conns")" -eq 2 ] &&
 		[ "$(grep -c "^file [0-9]* conn [1-9][0-9]* established qpn [1-9][0-9]* peer $ADDR:[0-9]* credits [0-9]*/[1-9][0-9]* pieces 0 windows 1 peer_windows 1 msgs 0 bytes 0 error 0\$" "$T/conns")" -eq 2 ]
 	ktap_result "debugfs_lists_connections" $?

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rdmaxfer_test.h - thin wrappers of the /dev/rdmaxfer ioctls for the C
- * selftests: each issues one ioctl and returns 0 or the errno it failed
- * with, and copies out the id it created.  Nothing here checks anything;
- * the tests do.
+ * rdmaxfer_test.h - for the C selftests: the RDMA device they run on
+ * (test_env_up(), see rxe_env.sh), and thin wrappers of the /dev/rdmaxfer
+ * ioctls: each issues one ioctl and returns 0 or the errno it failed with,
+ * and copies out the id it created.  Nothing here checks anything; the
+ * tests do.
  */
 #ifndef RDMAXFER_TEST_H
 #define RDMAXFER_TEST_H
@@ -14,9 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/rdmaxfer.h>
 
@@ -36,6 +40,113 @@ static inline __s64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__s64)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/*
+ * The RDMA device a test runs on, from the RDMAXFER_TEST_* variables that
+ * rxe_env.sh (next to the test programs) defines: dev, netdev, addr, addr6
+ * (on dev), other (an address of this host not on dev), silent (an unused
+ * address on dev's subnet, or ""), netdev2 (for a second Soft-RoCE device,
+ * or ""), own (1: made by rxe_env.sh, the test may delete and re-add it).
+ */
+struct test_env {
+	const char *dev, *netdev, *addr, *addr6, *other, *silent, *netdev2;
+	int own;
+	pid_t owner;		/* the process that made it, 0: the caller's */
+	char dir[4096];		/* where rxe_env.sh is, when made here */
+	char why[512];		/* why there is none */
+};
+
+static inline struct test_env *test_env(void)
+{
+	static struct test_env env;
+
+	return &env;
+}
+
+static inline const char *test_env_var(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? v : "";
+}
+
+/* atexit: remove a device made by test_env_try(); RDMA objects left on it fail the program */
+static inline void test_env_down(void)
+{
+	char cmd[4200];
+
+	if (test_env()->owner != getpid())
+		return;		/* a child of the harness, or not ours */
+	test_env()->owner = 0;
+	snprintf(cmd, sizeof(cmd), "'%.4000s/rxe_env.sh' down >&2", test_env()->dir);
+	if (system(cmd)) {
+		fflush(stdout);
+		_exit(1);	/* KSFT_FAIL: rxe_env.sh said what was left */
+	}
+}
+
+/*
+ * test_env_try - find or make the RDMA device to test on
+ *
+ * With RDMAXFER_TEST_DEV set (by a shell test that made the device, or for a
+ * host's own device) it is used as it is.  Else "rxe_env.sh up" makes one,
+ * its variables are exported (for programs the test starts), and it is
+ * removed when this process exits.  Returns 0, or -1 with the reason in
+ * test_env()->why.
+ */
+static inline int test_env_try(void)
+{
+	struct test_env *e = test_env();
+	char *dir = e->dir, line[512], *eq;
+	ssize_t n;
+	FILE *f;
+	int st;
+
+	if (!*test_env_var("RDMAXFER_TEST_DEV")) {
+		n = readlink("/proc/self/exe", dir, sizeof(e->dir) - 1);
+		if (n <= 0) {
+			snprintf(e->why, sizeof(e->why), "cannot read /proc/self/exe");
+			return -1;
+		}
+		dir[n] = 0;
+		*strrchr(dir, '/') = 0;
+		snprintf(line, sizeof(line), "'%.400s/rxe_env.sh' up 2>&1", dir);
+		f = popen(line, "r");
+		if (!f) {
+			snprintf(e->why, sizeof(e->why), "cannot run %.400s/rxe_env.sh", dir);
+			return -1;
+		}
+		e->why[0] = 0;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			eq = strchr(line, '=');
+			if (eq && !strncmp(line, "RDMAXFER_TEST_", 14)) {
+				*eq = 0;
+				setenv(line, eq + 1, 1);
+			} else {
+				snprintf(e->why + strlen(e->why), sizeof(e->why) - strlen(e->why),
+					 "%s", line);
+			}
+		}
+		st = pclose(f);
+		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			if (!e->why[0])
+				snprintf(e->why, sizeof(e->why), "rxe_env.sh up failed");
+			return -1;
+		}
+		e->owner = getpid();
+		atexit(test_env_down);
+	}
+	e->dev = test_env_var("RDMAXFER_TEST_DEV");
+	e->netdev = test_env_var("RDMAXFER_TEST_NETDEV");
+	e->addr = test_env_var("RDMAXFER_TEST_ADDR");
+	e->addr6 = test_env_var("RDMAXFER_TEST_ADDR6");
+	e->other = test_env_var("RDMAXFER_TEST_OTHER");
+	e->silent = test_env_var("RDMAXFER_TEST_SILENT");
+	e->netdev2 = test_env_var("RDMAXFER_TEST_NETDEV2");
+	e->own = !strcmp(test_env_var("RDMAXFER_TEST_OWN"), "1");
+	return 0;
 }
 
 /* An IPv4 or IPv6 address in text; family 0 if it is neither. */

@@ -8,7 +8,8 @@
 # also while an ioctl of a process is stuck copying to a user page that never
 # faults in (userfaultfd: the ioctl must not hold the device meanwhile).
 #
-# Expects the rig's setup: rxe0 on veth0 (veth1 is its peer).
+# Runs on a Soft-RoCE device of its own (lib.sh: rdmaxfer_setup_own), and a
+# second one on the other end of its veth pair.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
@@ -16,18 +17,22 @@ command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
 if ! command -v rdmaxfer >/dev/null || ! command -v jq >/dev/null; then
 	ktap_skip_all "needs the rdmaxfer CLI and jq"
 fi
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0 (rdma link add rxe0 type rxe netdev veth0)"
+rdmaxfer_setup_own
 
-netdev=$(rdma_link_netdev rxe0)
+DEV2=${DEV}1
 restore()
 {
 	exec 3>&- 2>/dev/null
-	rdma link delete rxe1 2>/dev/null
+	rdma link delete "$DEV2" 2>/dev/null
 	modprobe rdma_rxe 2>/dev/null
-	rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
 	rdmaxfer_load
 }
-trap restore EXIT
+at_exit restore
+
+# devices the module lists, and devices the kernel has
+ndevs() { rdmaxfer info --json | jq '.devices | length'; }
+ib_devs() { find /sys/class/infiniband -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 listed()
 {
@@ -47,27 +52,24 @@ port_active()
 ktap_plan 8
 rdmaxfer_load
 
-ktap_check "rxe0_listed" listed rxe0
+ktap_check "device_listed" listed "$DEV"
 
-rdma link delete rxe0 && not_listed rxe0
+rdma link delete "$DEV" && not_listed "$DEV"
 ktap_result "link_delete_unlists" $?
 
-rdma link add rxe0 type rxe netdev "$netdev" && listed rxe0 && port_active rxe0
+rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV" && port_active "$DEV"
 ktap_result "link_add_lists" $?
 
-if [ -d /sys/class/net/veth1 ]; then
-	rdma link add rxe1 type rxe netdev veth1 && listed rxe1 && listed rxe0 &&
-		[ "$(rdmaxfer info --json | jq '.devices | length')" -eq 2 ] &&
-		rdma link delete rxe1 && not_listed rxe1 && listed rxe0
-	ktap_result "second_device" $?
-else
-	ktap_skip "second_device" "no veth1"
-fi
+n=$(ndevs)
+rdma link add "$DEV2" type rxe netdev "$NETDEV2" && listed "$DEV2" && listed "$DEV" &&
+	[ "$(ndevs)" -eq $((n + 1)) ] &&
+	rdma link delete "$DEV2" && not_listed "$DEV2" && listed "$DEV"
+ktap_result "second_device" $?
 
 # removal while a file is open: .remove must not wait for the file
 exec 3<>/dev/rdmaxfer
-rdma link delete rxe0 && not_listed rxe0 &&
-	rdma link add rxe0 type rxe netdev "$netdev" && listed rxe0
+rdma link delete "$DEV" && not_listed "$DEV" &&
+	rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV"
 r=$?
 exec 3>&-
 ktap_result "link_delete_with_open_file" $r
@@ -75,14 +77,14 @@ ktap_result "link_delete_with_open_file" $r
 # removal while QUERY_PORT is stuck in its copy to userspace (a userfaultfd
 # page nobody serves): the ioctl must not hold the device across the copy
 helper=$SELFTEST_DIR/xfer_helper
-index=$(rdmaxfer info --json | jq -e '.devices[] | select(.name == "rxe0") | .index')
+index=$(rdmaxfer info --json | jq -e --arg d "$DEV" '.devices[] | select(.name == $d) | .index')
 if [ -x "$helper" ] && [ -n "$index" ]; then
 	log=$(mktemp)
 	"$helper" stall "$index" >"$log" 2>&1 &
 	stall=$!
 	if wait_for "grep -q stalling $log" 10; then
 		sleep 1		# into the copy
-		rdma link delete rxe0 &
+		rdma link delete "$DEV" &
 		del=$!
 		# (a delete stuck in the kernel cannot be killed: the helper is, after 30 s)
 		wait_for "! kill -0 $del 2>/dev/null" 30
@@ -91,12 +93,12 @@ if [ -x "$helper" ] && [ -n "$index" ]; then
 		wait $stall 2>/dev/null
 		wait $del
 		r=$?
-		[ $done_in_time -eq 0 ] || ktap_diag "rdma link delete rxe0 waited for a stalled QUERY_PORT"
-		[ $r -eq 0 ] || ktap_diag "rdma link delete rxe0 failed ($r)"
-		[ $done_in_time -eq 0 ] && [ $r -eq 0 ] && not_listed rxe0
+		[ $done_in_time -eq 0 ] || ktap_diag "rdma link delete $DEV waited for a stalled QUERY_PORT"
+		[ $r -eq 0 ] || ktap_diag "rdma link delete $DEV failed ($r)"
+		[ $done_in_time -eq 0 ] && [ $r -eq 0 ] && not_listed "$DEV"
 		r=$?
-		rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
-		listed rxe0 && port_active rxe0 && [ $r -eq 0 ]
+		rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+		listed "$DEV" && port_active "$DEV" && [ $r -eq 0 ]
 		ktap_result "link_delete_with_stalled_query_port" $?
 	elif grep -q "no userfaultfd" "$log"; then
 		kill -9 $stall 2>/dev/null
@@ -110,19 +112,22 @@ if [ -x "$helper" ] && [ -n "$index" ]; then
 	fi
 	rm -f "$log"
 else
-	ktap_skip "link_delete_with_stalled_query_port" "no xfer_helper or no rxe0 index"
+	ktap_skip "link_delete_with_stalled_query_port" "no xfer_helper or no index of $DEV"
 fi
 
-# unloading the provider removes its devices through our .remove
-rdma link add rxe1 type rxe netdev veth1 2>/dev/null
-if rmmod rdma_rxe; then
-	not_listed rxe0 && not_listed rxe1 &&
-		[ "$(rdmaxfer info --json | jq '.devices | length')" -eq 0 ]
+# unloading the provider removes its devices through our .remove (not on a
+# host with other RDMA devices: they might be Soft-RoCE too)
+others=$(other_rdma_devs "$DEV" "$DEV2")
+rdma link add "$DEV2" type rxe netdev "$NETDEV2" 2>/dev/null
+if [ -n "${others% }" ]; then
+	ktap_skip "provider_unload" "other RDMA devices here ($others): rdma_rxe stays"
+elif rmmod rdma_rxe; then
+	not_listed "$DEV" && not_listed "$DEV2" && [ "$(ndevs)" -eq "$(ib_devs)" ]
 	r=$?
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$netdev" && listed rxe0
+	modprobe rdma_rxe && rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV"
 	back=$?
 	[ $r -eq 0 ] || ktap_diag "devices still listed after rmmod rdma_rxe"
-	[ $back -eq 0 ] || ktap_diag "rxe0 did not come back after modprobe rdma_rxe"
+	[ $back -eq 0 ] || ktap_diag "$DEV did not come back after modprobe rdma_rxe"
 	[ $r -eq 0 ] && [ $back -eq 0 ]
 	ktap_result "provider_unload" $?
 else
@@ -130,7 +135,7 @@ else
 	ktap_result "provider_unload" 1
 fi
 
-rmmod rdmaxfer && rdmaxfer_load && listed rxe0 && port_active rxe0
+rmmod rdmaxfer && rdmaxfer_load && listed "$DEV" && port_active "$DEV"
 ktap_result "module_reload_sees_device" $?
 
 ktap_finish

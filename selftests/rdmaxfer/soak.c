@@ -8,8 +8,10 @@
  * CONNECT from the other, ACCEPT, REG_BUF on both, EXPOSE a window, wait for
  * its WINDOW event, SUBMIT a WRITE, a READ and a SEND, REAP their
  * completions, REVOKE, close both files.  Meanwhile another thread deletes
- * rxe0 every two seconds and adds it back (`rdma link delete/add`), so every
- * step also meets a device that is going or gone.
+ * the Soft-RoCE device every two seconds and adds it back (`rdma link
+ * delete/add`), so every step also meets a device that is going or gone.
+ * The device is rxe_env.sh's own (test_env_try()): one named by the caller
+ * is not deleted, and the test skips.
  *
  * What must hold:
  *  - nothing hangs: every call returns, every thread finishes;
@@ -21,7 +23,7 @@
  *    was just given (ids stay until CLOSE; a window's goes with its
  *    connection's teardown, so REVOKE may say ENOENT once the connection
  *    is down, and only then);
- *  - afterwards, with rxe0 back, a clean round works.
+ *  - afterwards, with the device back, a clean round works.
  * Pins, RDMA objects, kmemleak and the kernel log are the runner's
  * post-check and dmesg_check.sh's.  Prints the rounds done, the operations
  * completed and the errnos seen per step.
@@ -39,8 +41,7 @@
 #define STEP_TMO	(15 * SEC)	/* a connect, an accept, a window, a completion */
 #define NOPS		3
 
-static const char *addr4 = "192.0.2.1";
-static char netdev[64];
+static const char *addr4;	/* test_env()->addr */
 static __s64 deadline;
 static int stop_rxe;
 
@@ -222,7 +223,7 @@ static int round_trip(unsigned char *cmem, unsigned char *smem)
 	pthread_mutex_unlock(&stats_lock);
 	/*
 	 * The connection's teardown takes its windows: after a failed
-	 * operation, or when rxe0 went away after the operations completed.
+	 * operation, or when the device went away after the operations completed.
 	 * ENOENT is right then, and only then.
 	 */
 	e = do_revoke(srv, win);
@@ -261,23 +262,25 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int rxe_present(void)
+/* rdma COMMAND... about the test's device: its exit status */
+static int rdma_cmd(const char *fmt)
 {
-	return !system("rdma link show rxe0/1 >/dev/null 2>&1");
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), fmt, test_env()->dev, test_env()->netdev);
+	return system(cmd);
 }
 
 static int rxe_add(void)
 {
-	char cmd[160];
 	int i;
 
-	if (rxe_present())
+	if (!rdma_cmd("rdma link show '%s/1' >/dev/null 2>&1"))
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rdma link add rxe0 type rxe netdev %s", netdev);
-	if (system(cmd))
+	if (rdma_cmd("rdma link add '%s' type rxe netdev '%s'"))
 		return -1;
 	for (i = 0; i < 100; i++) {	/* ACTIVE within 10 s */
-		if (!system("rdma link show rxe0/1 2>/dev/null | grep -q ACTIVE"))
+		if (!rdma_cmd("rdma link show '%s/1' 2>/dev/null | grep -q ACTIVE"))
 			return 0;
 		usleep(100000);
 	}
@@ -289,11 +292,12 @@ static void *rxe_cycler(void *arg)
 	(void)arg;
 	while (!__atomic_load_n(&stop_rxe, __ATOMIC_ACQUIRE) && now_ns() < deadline - 2 * SEC) {
 		usleep(2000000);
-		if (system("rdma link delete rxe0"))
+		if (rdma_cmd("rdma link delete '%s'"))
 			continue;
 		usleep(300000);
 		if (rxe_add())
-			ksft_print_msg("could not add rxe0 back on %s\n", netdev);
+			ksft_print_msg("could not add %s back on %s\n", test_env()->dev,
+				       test_env()->netdev);
 		pthread_mutex_lock(&stats_lock);
 		rxe_cycles++;
 		pthread_mutex_unlock(&stats_lock);
@@ -314,19 +318,18 @@ int main(void)
 	long secs = env_long("RDMAXFER_SOAK_SECS", 20);
 	unsigned char *cmem, *smem;
 	pthread_t *th, cyc;
-	FILE *f;
 	long i;
 	int e;
 
 	ksft_print_header();
 	if (access(DEVPATH, R_OK | W_OK))
 		ksft_exit_skip("no %s\n", DEVPATH);
-	f = popen("rdma link show rxe0/1 2>/dev/null | sed -n 's/.* netdev \\([^ ]*\\).*/\\1/p'",
-		  "r");
-	if (!f || !fgets(netdev, sizeof(netdev), f) || !netdev[0])
-		ksft_exit_skip("no rxe0 (or no rdma tool)\n");
-	pclose(f);
-	netdev[strcspn(netdev, "\n")] = 0;
+	if (test_env_try())
+		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
+	if (!test_env()->own)
+		ksft_exit_skip("deletes and re-adds %s: runs only on a Soft-RoCE device of its own (unset RDMAXFER_TEST_DEV)\n",
+			       test_env()->dev);
+	addr4 = test_env()->addr;
 	if (nthreads < 1 || nthreads > 256 || secs < 1)
 		ksft_exit_fail_msg("bad RDMAXFER_SOAK_THREADS or RDMAXFER_SOAK_SECS\n");
 	ksft_set_plan(4);
@@ -345,9 +348,9 @@ int main(void)
 	__atomic_store_n(&stop_rxe, 1, __ATOMIC_RELEASE);
 	pthread_join(cyc, NULL);
 
-	ksft_print_msg("%ld threads, %ld s: %lu rounds (%lu clean), %lu operations completed, %lu with an error; rxe0 deleted and added %lu times\n",
+	ksft_print_msg("%ld threads, %ld s: %lu rounds (%lu clean), %lu operations completed, %lu with an error; %s deleted and added %lu times\n",
 		       nthreads, secs, rounds, clean_rounds, ops_ok + ops_failed, ops_failed,
-		       rxe_cycles);
+		       test_env()->dev, rxe_cycles);
 	for (i = 0; i < S_NSTEPS; i++) {
 		char line[512];
 		int len = 0, k;
@@ -365,7 +368,7 @@ int main(void)
 	ksft_test_result(rxe_cycles > 0 && clean_rounds > 0,
 			 "soak_ran_with_device_removals\n");
 
-	/* rxe0 back, one clean round */
+	/* the device back, one clean round */
 	e = rxe_add();
 	cmem = map_anon(BUF_LEN);
 	smem = map_anon(BUF_LEN);

@@ -11,26 +11,23 @@
 # (`rdma res show` qp, cm_id, mr, pd back to the idle counts, no CQ owned by
 # rdmaxfer), and at the end the module unloads.
 #
-# Uses xfer_helper (serve, blast, write, relisten, hold) from this directory.  Expects
-# the rig's setup: rxe0 on veth0 with 192.0.2.1.
+# Uses xfer_helper (serve, blast, write, relisten, hold) from this directory.  Runs
+# on a Soft-RoCE device of its own (lib.sh: rdmaxfer_setup_own).
 . "$(dirname "$0")/lib.sh"
 
-ADDR=${RDMAXFER_TEST_ADDR:-192.0.2.1}
 HELPER=$SELFTEST_DIR/xfer_helper
 SIZE=8M
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
 command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
-rdma_link_exists rxe0 || ktap_skip_all "no rxe0 (rdma link add rxe0 type rxe netdev veth0)"
-rdmaxfer_load || ktap_skip_all "cannot load rdmaxfer"
+rdmaxfer_setup_own
 "$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
 
-netdev=$(rdma_link_netdev rxe0)
 T=$(mktemp -d /tmp/teardown.XXXXXX)
 pids=""
 
-# Kill what we started (by pid), put rdma_rxe, rxe0 and the module back.
+# Kill what we started (by pid), put rdma_rxe, the device and the module back.
 restore()
 {
 	for p in $pids; do
@@ -40,11 +37,11 @@ restore()
 		wait "$p" 2>/dev/null
 	done
 	modprobe rdma_rxe 2>/dev/null
-	rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
 	rdmaxfer_load
 	rm -rf "$T"
 }
-trap restore EXIT
+at_exit restore
 
 # start NAME ARGS...: run the helper in the background, log in $T/NAME.log
 # (emptied here, before the background job starts, so that nobody reads the
@@ -217,23 +214,23 @@ stop cli
 clean
 ktap_result "kill_server_nothing_left" $?
 
-# 3. rxe0 is deleted under live connections: both ends see errors and exit,
-#    the kernel keeps nothing; rxe0 comes back and a new transfer works
+# 3. the device is deleted under live connections: both ends see errors and exit,
+#    the kernel keeps nothing; the device comes back and a new transfer works
 start srv serve "$ADDR" 0 "$SIZE" 2
 logged srv '^listening' && port=$(port_of srv)
 start cli blast "$ADDR" "$port" "$SIZE"
 start cli2 blast "$ADDR" "$port" "$SIZE"
 if logged cli '^blasting' 30 && logged cli2 '^blasting' 30; then
 	sleep 1
-	rdma link delete rxe0
+	rdma link delete "$DEV"
 	r=$?
-	[ $r -eq 0 ] || ktap_diag "rdma link delete rxe0 failed"
+	[ $r -eq 0 ] || ktap_diag "rdma link delete $DEV failed"
 	ktap_result "link_delete_returns" $r
 	gone cli 30 && [ "$rc" -eq 1 ] && gone cli2 30 && [ "$rc" -eq 1 ]
 	r=$?
 	[ $r -eq 0 ] || { ktap_diag "client exit status '$rc'"; show_log cli; show_log cli2; }
 	ktap_result "link_delete_clients_error_and_exit" $r
-	# both ends of these connections were on rxe0: each went down because
+	# both ends of these connections were on the device: each went down because
 	# the device was removed (ENODEV), not because "the peer closed it" (0)
 	gone srv 30 && [ "$(grep -c '^disconnected .* status -19$' "$T/srv.log")" -eq 2 ]
 	r=$?
@@ -253,8 +250,8 @@ fi
 stop srv
 stop cli
 stop cli2
-rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
-wait_for "rdma link show rxe0/1 | grep -q ACTIVE" 10
+rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
 # the device's idle objects (its GSI QP, our PD) are back: compare again
 clean
 ktap_result "link_delete_nothing_left" $?
@@ -262,42 +259,49 @@ start srv serve "$ADDR" 0 "$SIZE"
 logged srv '^listening' && port=$(port_of srv)
 out=$("$HELPER" write "$ADDR" "$port" "$SIZE" 2>&1)
 r=$?
-[ $r -eq 0 ] || { ktap_diag "write after re-adding rxe0: $out"; show_log srv; }
+[ $r -eq 0 ] || { ktap_diag "write after re-adding $DEV: $out"; show_log srv; }
 ktap_result "link_readd_transfer_works" $r
 stop srv
 
 # 3b. the provider is unloaded under live connections (every rxe device goes
 #    through our ib_client remove at once): the same, and it comes back
-start srv serve "$ADDR" 0 "$SIZE" 1
-logged srv '^listening' && port=$(port_of srv)
-start cli blast "$ADDR" "$port" "$SIZE"
-if logged cli '^blasting' 30; then
-	sleep 1
-	rmmod rdma_rxe && gone cli 30 && [ "$rc" -eq 1 ] && gone srv 30
-	r=$?
-	[ $r -eq 0 ] || { ktap_diag "rmmod rdma_rxe: client status '$rc'"; show_log cli; show_log srv; }
-	ktap_result "provider_unload_under_load" $r
+#    (not on a host with other RDMA devices: they might be Soft-RoCE too)
+others=$(other_rdma_devs "$DEV")
+if [ -n "${others% }" ]; then
+	ktap_skip "provider_unload_under_load" "other RDMA devices here ($others): rdma_rxe stays"
+	ktap_skip "provider_unload_nothing_left_and_back" "other RDMA devices here"
 else
-	show_log srv
-	show_log cli
-	ktap_result "provider_unload_under_load" 1
+	start srv serve "$ADDR" 0 "$SIZE" 1
+	logged srv '^listening' && port=$(port_of srv)
+	start cli blast "$ADDR" "$port" "$SIZE"
+	if logged cli '^blasting' 30; then
+		sleep 1
+		rmmod rdma_rxe && gone cli 30 && [ "$rc" -eq 1 ] && gone srv 30
+		r=$?
+		[ $r -eq 0 ] || { ktap_diag "rmmod rdma_rxe: client status '$rc'"; show_log cli; show_log srv; }
+		ktap_result "provider_unload_under_load" $r
+	else
+		show_log srv
+		show_log cli
+		ktap_result "provider_unload_under_load" 1
+	fi
+	stop srv
+	stop cli
+	modprobe rdma_rxe
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+	wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
+	start srv serve "$ADDR" 0 1M
+	logged srv '^listening' && port=$(port_of srv)
+	out=$("$HELPER" write "$ADDR" "$port" 1M 2>&1)
+	r=$?
+	[ $r -eq 0 ] || { ktap_diag "write after reloading rdma_rxe: $out"; show_log srv; }
+	stop srv
+	clean && [ $r -eq 0 ]
+	ktap_result "provider_unload_nothing_left_and_back" $?
 fi
-stop srv
-stop cli
-modprobe rdma_rxe
-rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
-wait_for "rdma link show rxe0/1 | grep -q ACTIVE" 10
-start srv serve "$ADDR" 0 1M
-logged srv '^listening' && port=$(port_of srv)
-out=$("$HELPER" write "$ADDR" "$port" 1M 2>&1)
-r=$?
-[ $r -eq 0 ] || { ktap_diag "write after reloading rdma_rxe: $out"; show_log srv; }
-stop srv
-clean && [ $r -eq 0 ]
-ktap_result "provider_unload_nothing_left_and_back" $?
 
-# 3c. LISTEN races rxe0's removal: rdma_cm reports DEVICE_REMOVAL for an id
-#    bound to rxe0's address while LISTEN still has it between rdma_bind_addr
+# 3c. LISTEN races the device's removal: rdma_cm reports DEVICE_REMOVAL for an id
+#    bound to the device's address while LISTEN still has it between rdma_bind_addr
 #    and rdma_listen.  The call fails with ENODEV (or succeeds), never uses
 #    the id after the core destroyed it (a KASAN use-after-free in
 #    rdma_listen before the fix, or EINVAL from its freed state), and
@@ -311,12 +315,12 @@ done
 cycles=0
 while [ $cycles -lt 8 ] && running rl1 && running rl2 && running rl3; do
 	sleep 0.$((cycles % 5 + 3))
-	rdma link delete rxe0 || break
+	rdma link delete "$DEV" || break
 	sleep 0.$((cycles % 3 + 1))
-	rdma link add rxe0 type rxe netdev "$netdev" || break
+	rdma link add "$DEV" type rxe netdev "$NETDEV" || break
 	cycles=$((cycles + 1))
 done
-rdma_link_exists rxe0 || rdma link add rxe0 type rxe netdev "$netdev"
+rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
 r=0
 for i in 1 2 3; do
 	kill -USR1 "$(pid_of "rl$i")" 2>/dev/null
@@ -330,9 +334,9 @@ for i in 1 2 3; do
 done
 hits=$(kernel_log_problems)
 [ -z "$hits" ] || { ktap_diag "$hits"; r=1; }
-[ $cycles -eq 8 ] || { ktap_diag "rxe0 deleted and re-added $cycles times of 8"; r=1; }
+[ $cycles -eq 8 ] || { ktap_diag "$DEV deleted and re-added $cycles times of 8"; r=1; }
 ktap_result "link_delete_races_listen" $r
-wait_for "rdma link show rxe0/1 | grep -q ACTIVE" 10
+wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
 clean
 ktap_result "link_delete_races_listen_nothing_left" $?
 
@@ -362,7 +366,7 @@ clean
 ktap_result "rmmod_cases_nothing_left" $?
 
 # 5. idle after all of the above: the module unloads and comes back
-rmmod rdmaxfer && ! rdmaxfer_loaded && rdmaxfer_load && wait_for "rdmaxfer_lists rxe0" 10
+rmmod rdmaxfer && ! rdmaxfer_loaded && rdmaxfer_load && wait_for "rdmaxfer_lists $DEV" 10
 r=$?
 [ $r -eq 0 ] || ktap_diag "$(lsmod | grep rdmaxfer)"
 ktap_result "rmmod_when_idle_and_reload" $r

@@ -1,63 +1,73 @@
 #!/bin/sh
-# KTAP runner for a kselftest install dir: runtests.sh DIR  (KTAP on stdout)
+# runtests.sh - the guest's check mode: run a kselftest install with kselftest's own
+# runner (kselftest/runner.sh, from linux-source, installed next to the tests), and check
+# after every test that it left nothing behind.
 #
-# Runs each PROG of DIR/kselftest-list.txt (lines "COLLECTION:PROG", in order) from DIR,
-# with the per-test timeout from DIR/settings ("timeout=N", default 45 s; doubled on a
-# kernel with kmemleak, the debug kernel), and prints
-#   # selftests: rdmaxfer: PROG
-#     <its stdout, indented by two spaces: its own KTAP becomes nested subtests>
-#     # <its stderr>
-#   ok I PROG | ok I PROG # SKIP (exit 4) | not ok I PROG # TIMEOUT | not ok I PROG # exit=N
-#   | not ok I PROG # post-check
+#   runtests.sh BASE_DIR [LIST]       KTAP on stdout
+#
+# BASE_DIR is a kselftest install: kselftest/runner.sh, kselftest-list.txt, a directory per
+# collection.  LIST (default BASE_DIR/kselftest-list.txt) has lines COLLECTION:PROG; each is
+# run in order by runner.sh's run_one(), which prints "# selftests: COLLECTION: PROG", the
+# test's output prefixed with "# " (its own KTAP becomes nested results "# ok N ..."), and
+# "ok N selftests: COLLECTION: PROG" (or "# SKIP", "not ok ... # TIMEOUT S seconds", "not ok
+# ... # exit=N"), with the timeout of COLLECTION/settings.  What this adds:
+#  - the debug kernel (kmemleak, KASAN, lockdep) runs everything 3-10x slower: there the
+#    settings' timeout is doubled, in the guest's copy of the settings file;
+#  - after every PROG, before its result line is printed, a post-check that it left nothing
+#    behind:
+#      pinned pages: nr_foll_pin_acquired - nr_foll_pin_released (/proc/vmstat) is back to
+#      its value before the first test;
+#      RDMA objects: `rdma res show` (per device) is back to it (a test's own Soft-RoCE
+#      device is checked and removed by the test itself: selftests' rxe_env.sh);
+#    releases finish asynchronously, so both are polled for up to POSTCHECK_WAIT seconds
+#    (default 20); a leak turns the result into "not ok N ... # post-check", with details;
+#  - on a kernel with kmemleak, one more result, "kmemleak", after the last PROG: a scan
+#    finds no suspect (what boot left is cleared first).  A scan takes 20-30 s there, so it
+#    runs once; POSTCHECK_KMEMLEAK=each scans after every PROG instead (a leak is then
+#    charged to the PROG it followed, or, unreferenced for less than kmemleak's 5 s, to the
+#    next one).
 # The caller (guest/init) adds the "# rig: done" end marker.
-#
-# After every PROG, whatever it printed, the runner checks that it left nothing behind:
-#  - pinned pages: nr_foll_pin_acquired - nr_foll_pin_released (/proc/vmstat) is back to
-#    its value before the first test;
-#  - RDMA objects: `rdma res show` (pd, cq, qp, cm_id, mr, ... per device) is back to it;
-# Releases finish asynchronously (work items, deferred puts, rxe's cleanup), so both are
-# polled for up to POSTCHECK_WAIT seconds (default 20) before they count as a leak.  A
-# leak turns the PROG's result into "not ok ... # post-check", with the details as
-# diagnostics.
-# On a kernel with kmemleak (the debug kernel), one more result, "kmemleak", follows the
-# last PROG: a scan after them all finds no suspect (what boot left is cleared first).  A
-# scan takes 20-30 s there, so by default it runs once; each suspect comes with the stack
-# of its allocation.  POSTCHECK_KMEMLEAK=each scans after every PROG instead (a leak is
-# then charged to the PROG it followed: kmemleak reports an object only once it has been
-# unreferenced for 5 s, so a leak from the last seconds of one PROG may show after the
-# next one).
 
-dir=${1:-/opt/rdmaxfer/selftests}
-list=$dir/kselftest-list.txt
-if ! [ -r "$list" ]; then
+BASE_DIR=${1:-/opt/rdmaxfer/selftests}
+list=${2:-$BASE_DIR/kselftest-list.txt}
+export BASE_DIR
+if ! [ -r "$list" ] || ! [ -r "$BASE_DIR/kselftest/runner.sh" ]; then
 	echo "TAP version 13"
 	echo "1..0"
-	echo "# rig: error: no $list in the stage"
+	echo "# rig: error: no $list or no $BASE_DIR/kselftest/runner.sh in the stage"
 	exit 0
 fi
-cd "$dir" || exit 1
-
-tmo=45
-if [ -r settings ]; then
-	t=$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' settings | tail -n 1)
-	[ -n "$t" ] && tmo=$t
-fi
+# shellcheck source=/dev/null
+. "$BASE_DIR/kselftest/runner.sh"
+# runner.sh prefixes with prefix.pl, or without perl (as here) with sed, which holds the
+# lines of a pipe until the test ends; awk flushes each one, so a hung test shows how far it
+# got and pair/vanish.sh's "rig-request:" lines reach the rig at once
+tap_prefix() { awk '{ print "# " $0; fflush() }'; }
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 [ -w "$KMEMLEAK" ] || KMEMLEAK=
-# The debug kernel (kmemleak, KASAN, lockdep) runs everything 3-10x slower,
-# and more so when the host is busy: twice the budget there.
-[ -n "$KMEMLEAK" ] && tmo=$((tmo * 2))
 POSTCHECK_WAIT=${POSTCHECK_WAIT:-20}
 POSTCHECK_KMEMLEAK=${POSTCHECK_KMEMLEAK:-end}
+
+# twice the budget on the debug kernel, and more so when the host is busy
+if [ -n "$KMEMLEAK" ]; then
+	for d in $(cut -s -d: -f1 "$list" | sort -u); do
+		f=$BASE_DIR/$d/settings
+		t=$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' "$f" 2>/dev/null | tail -n 1)
+		[ -n "$t" ] && sed -i "s/^timeout=.*/timeout=$((t * 2))/" "$f"
+	done
+fi
 
 pins() {
 	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
 	     END { print a - r }' /proc/vmstat
 }
-# per-device counts, without the device index (it changes when rxe0 is re-added)
+# per-device counts, without the device index (it changes when a device is re-added);
+# CQs by owner but ib_core's CQ pool, whose CQs stay until their device goes
 rdma_res() {
-	/usr/sbin/rdma res show 2>/dev/null | sed 's/^[0-9]*: //' | sort
+	rdma res show 2>/dev/null | sed 's/^[0-9]*: //; s/ cq [0-9]*//' | sort
+	rdma res show cq 2>/dev/null | grep -v 'comm \[ib_core\]' |
+		sed -n 's/^dev \([^ ]*\) .* comm \(.*\)/\1 cq \2/p' | sort | uniq -c
 }
 kmemleak_scan() {   # prints the suspects found since the last clear, then clears them
 	[ -n "$KMEMLEAK" ] || return 0
@@ -65,7 +75,14 @@ kmemleak_scan() {   # prints the suspects found since the last clear, then clear
 	cat "$KMEMLEAK" 2>/dev/null
 	echo clear >"$KMEMLEAK" 2>/dev/null
 }
-# post_check: prints what PROG left behind (nothing if all is back to the baseline)
+kmemleak_report() {   # prints the suspects of a scan (nothing if none)
+	leaks=$(kmemleak_scan)
+	if [ -n "$leaks" ]; then
+		echo "kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') new suspect(s):"
+		echo "$leaks" | head -n 60
+	fi
+}
+# post_check: prints what the last PROG left behind (nothing if all is back to the baseline)
 post_check() {
 	t=0
 	while :; do
@@ -85,64 +102,58 @@ post_check() {
 	fi
 	if [ "$POSTCHECK_KMEMLEAK" = each ]; then kmemleak_report; fi
 }
-kmemleak_report() {   # prints the suspects of a scan (nothing if none)
-	leaks=$(kmemleak_scan)
-	if [ -n "$leaks" ]; then
-		echo "kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') new suspect(s):"
-		echo "$leaks" | head -n 60
+
+# check_one NUM COLLECTION PROG: run_one, with its result line held back until the
+# post-check has said whether PROG left something behind
+resfile=/tmp/rig-test.result
+check_one() {
+	# shellcheck disable=SC2034 # run_one's result lines use the global
+	test_num=$1
+	start=$(date +%s)
+	: >"$resfile"
+	(cd "$BASE_DIR/$2" && run_one "$2" "$3" "$1") |
+		awk -v f="$resfile" -v n="$1" '
+			$0 ~ "^(not )?ok " n " selftests: " { print > f; close(f); next }
+			{ print; fflush() }'
+	result=$(cat "$resfile")
+	[ -n "$result" ] || result="not ok $1 selftests: $2: $3 # no result from runner.sh"
+	elapsed=$(($(date +%s) - start))
+	left=$(post_check)
+	echo "# time: ${elapsed} s, post-check $(($(date +%s) - start - elapsed)) s"
+	if [ -n "$left" ]; then
+		echo "$left" | awk '{ print "# post-check: " $0 }'
+		echo "not ok $1 selftests: $2: $3 # post-check (was: ${result#* $2: $3}): pins, RDMA objects or leaks left behind"
+	else
+		echo "$result"
 	fi
 }
+
 base_pins=$(pins)
 base_res=$(rdma_res)
 kmemleak_scan >/dev/null   # what boot left: not ours
 
-progs=$(sed -n 's/^[^#:][^:]*:\(.*[^[:space:]]\)[[:space:]]*$/\1/p' "$list")
-nres=$(echo "$progs" | grep -c .)
-[ -n "$KMEMLEAK" ] && nres=$((nres + 1))
+entries=$(grep -v '^#' "$list" | grep ':')
+n=$(echo "$entries" | grep -c .)
+[ -n "$KMEMLEAK" ] && n=$((n + 1))
 echo "TAP version 13"
-echo "1..$nres"
-
-rcfile=/tmp/rig-test.rc
+echo "1..$n"
 i=0
-for prog in $progs; do
+for e in $entries; do
 	i=$((i + 1))
-	echo "# selftests: rdmaxfer: $prog"
-	start=$(date +%s)
-	# stdout -> "  line", stderr -> "  # line"; awk flushes each line so a guest that
-	# hangs still shows how far the test got
-	{ { timeout -k 10 "$tmo" "./$prog" </dev/null 2>&1 1>&3 3>&-
-	    echo $? >"$rcfile"; } |
-	  awk '{ print "# " $0; fflush() }' >&3; } 3>&1 |
-	awk '{ print "  " $0; fflush() }'
-	rc=$(cat "$rcfile")
-	elapsed=$(($(date +%s) - start))
-	left=$(post_check)
-	echo "  # time: ${elapsed} s, post-check $(($(date +%s) - start - elapsed)) s"
-	if [ -n "$left" ]; then
-		echo "$left" | awk '{ print "  # post-check: " $0 }'
-		echo "not ok $i $prog # post-check (exit=$rc): pins, RDMA objects or leaks left behind"
-	elif [ "$rc" = 0 ]; then
-		echo "ok $i $prog"
-	elif [ "$rc" = 4 ]; then
-		echo "ok $i $prog # SKIP"
-	elif [ "$rc" = 124 ] || { [ "$rc" = 137 ] && [ "$elapsed" -ge "$tmo" ]; }; then
-		echo "not ok $i $prog # TIMEOUT"
-	else
-		echo "not ok $i $prog # exit=$rc"
-	fi
+	check_one $i "${e%%:*}" "${e#*:}"
 done
 
 if [ -n "$KMEMLEAK" ]; then
 	i=$((i + 1))
-	echo "# selftests: rdmaxfer: kmemleak"
+	echo "# selftests: rig: kmemleak"
 	start=$(date +%s)
 	sleep 6   # kmemleak reports objects unreferenced for 5 s or more
 	left=$(kmemleak_report)
-	echo "  # time: $(($(date +%s) - start)) s (a scan after all of the above)"
+	echo "# time: $(($(date +%s) - start)) s (a scan after all of the above)"
 	if [ -n "$left" ]; then
-		echo "$left" | awk '{ print "  # " $0 }'
-		echo "not ok $i kmemleak # suspects left by the tests above"
+		echo "$left" | awk '{ print "# " $0 }'
+		echo "not ok $i selftests: rig: kmemleak # suspects left by the tests above"
 	else
-		echo "ok $i kmemleak"
+		echo "ok $i selftests: rig: kmemleak"
 	fi
 fi

@@ -1,0 +1,319 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rig/boot.sh - booting guests under QEMU: one guest, or the client/server pair
+# joined by a virtual link, with their serial ports and the rig's requests.
+# Sourced by tools/vm/rig.sh, which sets the configuration and say()/die().
+
+# ---------------------------------------------------------------- boot
+
+new_run_dir() {   # prints build/vm/run-<time>-<pid>; keeps the 5 newest + any still running
+    local run old runs
+    mkdir -p "$VMDIR"
+    run=$VMDIR/run-$(date +%Y%m%d-%H%M%S)-$$
+    mkdir "$run"
+    ln -sfn "${run##*/}" "$VMDIR/last"
+    runs=("$VMDIR"/run-*)
+    ((${#runs[@]} > 5)) || { echo "$run"; return; }
+    for old in "${runs[@]:0:${#runs[@]}-5}"; do
+        kill -0 "${old##*-}" 2>/dev/null || rm -rf "$old"
+    done
+    echo "$run"
+}
+
+# Follow a file while the guest runs (prints through an awk filter).
+follow() {   # FILE PID AWK-PROGRAM [awk options, e.g. -v name=value]
+    tail -n +1 -s 0.2 -F --pid="$2" "$1" 2>/dev/null | awk "${@:4}" "$3" &
+    FOLLOWERS+=("$!")
+}
+# awk programs for follow: the console on stderr (with a prefix), check progress on stderr
+# shellcheck disable=SC2016
+AWK_CONSOLE='{ '"$AWK_CLEAN"'; print pfx $0 > "/dev/stderr"; fflush("/dev/stderr") }'
+# shellcheck disable=SC2016
+AWK_PROGRESS='/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "rig: [%d/%d] %s%s\n", ++i, n, pfx, $NF > "/dev/stderr"; fflush("/dev/stderr") }'
+
+# qemu_cmd DIR SMP: the QEMU command line common to all guests, in the array QEMU.
+qemu_cmd() {
+    # -cpu qemu64: rxe's CRC (crc32-generic) runs ~2x faster under TCG than with -cpu max;
+    # from 6.15 on rxe uses the crc32 library, whose PCLMULQDQ path (-cpu max) is faster.
+    local cpu=qemu64
+    modprobe -d "$(kernel_dir)" -S "$KREL" --show-depends crc32_generic >/dev/null 2>&1 || cpu=max
+    # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
+    # whose first output is ESC c (a terminal reset) on the student's terminal.
+    QEMU=(qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$RIG_MEM" -smp "$2"
+        -display none -vga none -no-reboot -nic none
+        -kernel "$(guest_kernel)" -initrd "$1/initrd.img"
+        -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
+}
+
+# start_guest DIR SMP TIMEOUT TTYS1-FILE [extra QEMU args...]: boots DIR's payload in the
+# background; QPID = the pid of timeout(1) around QEMU (it passes SIGTERM on to QEMU).
+# ttyS0 (console) -> DIR/console.log, ttyS1 -> DIR/TTYS1-FILE; the extra args come last,
+# so an extra -serial is ttyS2.
+start_guest() {
+    local dir=$1 smp=$2 tmo=$3 res=$4
+    shift 4
+    cat "$BASE" "$dir/payload.cpio.gz" >"$dir/initrd.img"
+    : >"$dir/console.log"
+    : >"$dir/$res"
+    qemu_cmd "$dir" "$smp"
+    timeout -k 10 "$tmo" "${QEMU[@]}" -monitor none \
+        -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \
+        -chardev "file,id=res,path=$dir/$res" -serial chardev:res "$@" \
+        </dev/null >"$dir/qemu.log" 2>&1 &
+    QPID=$!
+}
+
+# shell_guest DIR SMP [extra QEMU args...]: boots DIR's payload with the console on this
+# terminal (foreground); sets GUEST_RC.
+shell_guest() {
+    local dir=$1 smp=$2
+    shift 2
+    cat "$BASE" "$dir/payload.cpio.gz" >"$dir/initrd.img"
+    : >"$dir/console.log"
+    : >"$dir/results.ktap"
+    qemu_cmd "$dir" "$smp"
+    say "guest shell (exit or Ctrl-D powers off; Ctrl-A x kills QEMU)"
+    GUEST_RC=0
+    "${QEMU[@]}" -chardev "stdio,id=con,mux=on,signal=off,logfile=$dir/console.log" \
+        -serial chardev:con -mon chardev=con,mode=readline \
+        -chardev "file,id=res,path=$dir/results.ktap" -serial chardev:res "$@" || GUEST_RC=$?
+}
+
+elapsed_since() { echo "$(date +%s.%N) - $1" | bc | xargs printf '%.1f'; }
+
+# boot_guest RUNDIR MODE: boots the single guest, waits; sets GUEST_RC (124 = timeout).
+# Console -> RUNDIR/console.log (ttyS0), results -> RUNDIR/results.ktap (ttyS1).
+boot_guest() {
+    local run=$1 mode=$2 t0 qpid
+    t0=$(date +%s.%N)
+    GUEST_RC=0
+    if [[ $mode == shell ]]; then
+        shell_guest "$run" "$RIG_SMP"
+    else
+        FOLLOWERS=()
+        start_guest "$run" "$RIG_SMP" "$TIMEOUT" results.ktap
+        qpid=$QPID
+        trap 'kill "$qpid" 2>/dev/null || true' INT TERM
+        ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "$AWK_CONSOLE"
+        # shellcheck disable=SC2016  # awk programs
+        case $mode in
+        check) follow "$run/results.ktap" "$qpid" "$AWK_PROGRESS" ;;
+        *) follow "$run/results.ktap" "$qpid" \
+            '{ sub(/\r$/, "") } /^# rig: (exit|done)/ { next } /^# rig: / { print "rig: guest:" substr($0, 7) > "/dev/stderr"; fflush("/dev/stderr"); next } { print; fflush() }' ;;
+        esac
+        wait "$qpid" || GUEST_RC=$?
+        trap - INT TERM
+        wait "${FOLLOWERS[@]}" 2>/dev/null || true
+    fi
+    rm -f "$run/initrd.img"
+    ELAPSED=$(elapsed_since "$t0")
+    say "guest ran ${ELAPSED} s (logs: ${run#"$REPO"/})"
+}
+
+# Why a guest did not finish (empty if it did).
+unfinished() {   # TTYS1-FILE QEMU-STATUS TIMEOUT
+    grep -q '^# rig: done' "$1" && return 0
+    if (($2 == 124 || $2 == 137)); then
+        echo "guest timed out after $3 s"
+    else
+        echo "guest stopped without finishing (qemu exit $2)"
+    fi
+}
+
+# ---------------------------------------------------------------- two guests (pair)
+
+# Is something listening on 127.0.0.1:PORT? With a PID: is it that process?
+port_listened() {   # PORT [PID]
+    local l
+    l=$(ss -Hltnp "sport = :$1" 2>/dev/null) || return 1
+    [[ -n $l ]] || return 1
+    [[ -z ${2:-} || $l == *"pid=$2,"* ]]
+}
+qemu_listens() {   # PORT PIDFILE: is the QEMU of PIDFILE listening on PORT?
+    local pid
+    pid=$(cat "$2" 2>/dev/null) && [[ -n $pid ]] && port_listened "$1" "$pid"
+}
+
+# server_up QPID CMD...: wait until CMD succeeds (QEMU binds its listening socket before
+# it boots the guest: well under 10 s); if QPID exits first or it takes longer: reap it, fail.
+server_up() {
+    local qpid=$1 i
+    shift
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$qpid" 2>/dev/null || break
+        "$@" && return 0
+        sleep 0.05
+    done
+    kill "$qpid" 2>/dev/null || true
+    wait "$qpid" 2>/dev/null || true
+    return 1
+}
+
+# Requests of A's tests to the host (selftests/rdmaxfer/pair/vanish.sh): a line containing
+# "rig-request: WHAT" in A's results.  kill-server: SIGKILL to B's QEMU (its host dies; the
+# rig then lets A go on and does not count B's end as a failure), after cutting B's link
+# and waiting 0.5 s: B's QEMU then drops A's frames, so A's QEMU has none waiting for the
+# socket when it breaks.  (QEMU 7.2's stream netdev keeps a frame it could not write yet
+# (EAGAIN) queued for good once the peer is gone, and A's virtio-net transmit queue stalls
+# behind it: rxe's skbs are never freed, its retries stop, and destroying a QP waits 50 s
+# and WARNs.  A dead host's switch port does not do that to its peers.)  link-down / link-up:
+# set_link on B's netdev through its monitor (the cable pulled; B's NIC reports carrier
+# loss).  Each is logged with the host's time in pair-server/requests.log.  Runs until A's
+# QEMU exits.
+rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
+    local line what
+    tail -n +1 -s 0.1 -F --pid="$2" "$1" 2>/dev/null | while IFS= read -r line; do
+        [[ $line =~ rig-request:\ ([a-z-]+) ]] || continue
+        what=${BASH_REMATCH[1]}
+        echo "$(date +%s.%N) $what" >>"$3/requests.log"
+        case $what in
+        kill-server)
+            echo "set_link n0 off" >&"$4"
+            sleep 0.5
+            kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
+        link-down)   echo "set_link n0 off" >&"$4" ;;
+        link-up)     echo "set_link n0 on" >&"$4" ;;
+        *)           echo "$(date +%s.%N) unknown request" >>"$3/requests.log" ;;
+        esac
+    done
+}
+server_killed() {   # SERVER-DIR
+    grep -qs ' kill-server$' "$1/requests.log"
+}
+
+# pair_boot RUNDIR CLIENT-MODE (check or shell): boots guest B (server: peer.sh) listening,
+# then guest A (client) connected to it; waits for A, then stops B.
+# Sets CLIENT_RC, CLIENT_WHY, SERVER_WHY (empty = fine), PAIR_ELAPSED.
+# The link (RIG_PAIR_LINK): unix = -netdev stream over a unix socket in the run dir;
+# tcp = -netdev socket listen=/connect=127.0.0.1:PORT, PORT random, retried on collision.
+# QEMU 7.2 sets TCP_NODELAY only on the connecting side of a socket netdev, so over tcp the
+# listener's back-to-back frames (an rxe ACK, then a reply) wait for the peer's delayed ACK:
+# round trips take ~20-40 ms there, against ~0.3 ms over the unix socket.
+pair_boot() {
+    local run=$1 cmode=$2 cdir=$1/pair-client sdir=$1/pair-server
+    local spid="" cpid st=0 first="" ctl t0 i port sock="" cnet=""
+    local stmo=$((TIMEOUT + 120))   # B outlives A; the rig stops it after A
+    mkdir -p "$cdir" "$sdir"
+    : >"$cdir/results.ktap"
+    : >"$cdir/console.log"
+    build_payload "$cdir" "$cmode" client
+    build_payload "$sdir" peer server
+    CLIENT_RC=0 CLIENT_WHY="" SERVER_WHY=""
+    # speed/duplex: else each of rxe's port queries logs "eth0 speed is unknown"
+    local nic=virtio-net-pci,netdev=n0,speed=10000,duplex=full
+    [[ $RIG_PAIR_MTU == 1500 ]] || nic+=,host_mtu=$RIG_PAIR_MTU
+    # B's ttyS2 reads ctl.in (a FIFO, held open here so writing never blocks) and
+    # writes ctl.out (a file: B sends nothing); B's QEMU monitor the same way (mon.*:
+    # rig_requests' set_link)
+    rm -f "$sdir/ctl.in" "$sdir/mon.in" "$sdir/requests.log"
+    mkfifo "$sdir/ctl.in" "$sdir/mon.in"
+    : >"$sdir/ctl.out"
+    : >"$sdir/mon.out"
+    exec {ctl}<>"$sdir/ctl.in" {mon}<>"$sdir/mon.in"
+    local sargs=(-pidfile "$sdir/qemu.pid" -device "$nic,mac=52:54:00:12:34:02"
+                 -chardev "pipe,id=ctl,path=$sdir/ctl" -serial chardev:ctl
+                 -chardev "pipe,id=mon,path=$sdir/mon" -mon "chardev=mon,mode=readline")
+    t0=$(date +%s.%N)
+
+    case $RIG_PAIR_LINK in
+    unix)
+        sock=$sdir/link.sock
+        ((${#sock} < 100)) || sock=$(mktemp -u /tmp/rig-link.XXXXXX)   # sun_path: 108 bytes
+        start_guest "$sdir" "$RIG_PAIR_SMP" "$stmo" peer.log \
+            -netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$sock" "${sargs[@]}"
+        spid=$QPID
+        server_up "$spid" test -S "$sock" || spid=""
+        cnet="stream,id=n0,server=off,addr.type=unix,addr.path=$sock" ;;
+    tcp)
+        for _ in 1 2 3 4 5 6 7 8; do
+            # below the ephemeral range (32768+), so outgoing connections do not take it
+            port=$((20000 + RANDOM % 12000))
+            port_listened "$port" && continue
+            rm -f "$sdir/qemu.pid"
+            start_guest "$sdir" "$RIG_PAIR_SMP" "$stmo" peer.log \
+                -netdev "socket,id=n0,listen=127.0.0.1:$port" "${sargs[@]}"
+            spid=$QPID
+            server_up "$spid" qemu_listens "$port" "$sdir/qemu.pid" && break
+            spid=""
+            grep -q 'in use' "$sdir/qemu.log" || break   # not a port collision: give up
+            say "port $port taken, retrying"
+        done
+        cnet="socket,id=n0,connect=127.0.0.1:$port" ;;
+    esac
+    if [[ -z $spid ]]; then
+        exec {ctl}>&- {mon}>&-
+        SERVER_WHY="server guest did not start: $(tail -n 3 "$sdir/qemu.log" | tr '\n' ' ')"
+        CLIENT_WHY="not started (no server)"
+        PAIR_ELAPSED=0
+        return
+    fi
+    local cargs=(-netdev "$cnet" -device "$nic,mac=52:54:00:12:34:01")
+
+    FOLLOWERS=()
+    if [[ $cmode == shell ]]; then
+        ((RIG_VERBOSE)) && follow "$sdir/console.log" "$spid" "$AWK_CONSOLE" -v pfx="server| "
+        shell_guest "$cdir" "$RIG_PAIR_SMP" "${cargs[@]}"
+        CLIENT_RC=$GUEST_RC
+        kill -0 "$spid" 2>/dev/null || first=$spid
+    else
+        start_guest "$cdir" "$RIG_PAIR_SMP" "$TIMEOUT" results.ktap "${cargs[@]}"
+        cpid=$QPID
+        trap 'kill "$cpid" "$spid" 2>/dev/null || true' INT TERM
+        if ((RIG_VERBOSE)); then
+            follow "$sdir/console.log" "$spid" "$AWK_CONSOLE" -v pfx="server| "
+            follow "$cdir/console.log" "$cpid" "$AWK_CONSOLE" -v pfx="client| "
+        fi
+        follow "$cdir/results.ktap" "$cpid" "$AWK_PROGRESS" -v pfx=pair/
+        rig_requests "$cdir/results.ktap" "$cpid" "$sdir" "$mon" &
+        FOLLOWERS+=("$!")
+        wait -n -p first "$cpid" "$spid" || st=$?
+        if [[ ${first:-} == "$spid" ]] && server_killed "$sdir"; then
+            wait "$cpid" || CLIENT_RC=$?    # as A's test asked: A goes on
+        elif [[ ${first:-} == "$spid" ]]; then   # B went first: stop A, its tests need B
+            kill "$cpid" 2>/dev/null || true
+            wait "$cpid" || CLIENT_RC=$?
+        else
+            CLIENT_RC=$st
+        fi
+        trap - INT TERM
+    fi
+    if server_killed "$sdir"; then
+        st=0
+        wait "$spid" || st=$?
+        say "pair: the server guest was killed at the client's request (qemu exit $st)"
+        first=""
+    elif [[ ${first:-} == "$spid" ]]; then
+        st=0
+        wait "$spid" || st=$?
+        if grep -q '^# rig: ready' "$sdir/peer.log"; then
+            SERVER_WHY="server guest stopped before the client had finished (qemu exit $st)"
+        else
+            SERVER_WHY="server guest stopped before it was up (qemu exit $st)"
+        fi
+    else
+        echo stop >&"$ctl"
+        # 30 s to power off; 5 s if it never got ready (it cannot read "stop" before)
+        local grace=300
+        grep -q '^# rig: ready' "$sdir/peer.log" || grace=50
+        for ((i = 0; i < grace; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$spid" 2>/dev/null; then
+            kill "$spid" 2>/dev/null || true
+            SERVER_WHY="server guest did not power off within 30 s of the client's end"
+            grep -q '^# rig: ready' "$sdir/peer.log" || SERVER_WHY="server guest never came up"
+        fi
+        st=0
+        wait "$spid" || st=$?
+        [[ -n $SERVER_WHY ]] || SERVER_WHY=$(unfinished "$sdir/peer.log" "$st" "$stmo" | sed 's/^guest/server guest/')
+    fi
+    exec {ctl}>&- {mon}>&-
+    [[ $sock == /tmp/rig-link.* ]] && rm -f "$sock"
+    wait "${FOLLOWERS[@]}" 2>/dev/null || true
+    if [[ $cmode != shell ]]; then
+        CLIENT_WHY=$(unfinished "$cdir/results.ktap" "$CLIENT_RC" "$TIMEOUT")
+        [[ -n $CLIENT_WHY && ${first:-} == "$spid" ]] && CLIENT_WHY="guest stopped by the rig (the server guest had stopped)"
+    fi
+    rm -f "$cdir/initrd.img" "$sdir/initrd.img"
+    PAIR_ELAPSED=$(elapsed_since "$t0")
+    say "pair guests ran ${PAIR_ELAPSED} s (logs: ${run#"$REPO"/}/pair-{client,server})"
+}
