@@ -330,15 +330,11 @@ static int wait_wc(struct peer *pr, int want, int ms, struct ibv_wc *out)
 	return -1;
 }
 
-static int setup(struct peer *pr, const char *addr, const char *port)
+/* An rdma_cm id of our own channel, with the address and route of ADDR PORT resolved. */
+static int resolve(struct peer *pr, const char *addr, const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct ibv_qp_init_attr qa = { 0 };
-	struct rdma_conn_param cp = { 0 };
-	uint8_t hello[RX_HELLO_LEN], reply[64];
-	size_t rlen = sizeof(reply);
-	int type, status = 0, ret;
-	unsigned int i;
+	int ret;
 
 	pr->ch = rdma_create_event_channel();
 	if (!pr->ch) {
@@ -367,8 +363,14 @@ static int setup(struct peer *pr, const char *addr, const char *port)
 		msg("rdma_resolve_route: %s", strerror(errno));
 		return -1;
 	}
-	if (expect_event(pr, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route"))
-		return -1;
+	return expect_event(pr, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route");
+}
+
+/* PD, CQ, an RC QP on the id, the receive buffers registered and posted. */
+static int make_qp(struct peer *pr)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+	unsigned int i;
 
 	pr->pd = ibv_alloc_pd(pr->id->verbs);
 	if (!pr->pd) {
@@ -409,6 +411,16 @@ static int setup(struct peer *pr, const char *addr, const char *port)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Connect with a valid rdmaxfer hello; the server's hello gives its credits. */
+static int hello_connect(struct peer *pr)
+{
+	struct rdma_conn_param cp = { 0 };
+	uint8_t hello[RX_HELLO_LEN], reply[64];
+	size_t rlen = sizeof(reply);
+	int type, status = 0;
 
 	/* a perfectly valid hello: the server has no reason to refuse us */
 	put32(hello + 0, RX_MAGIC);
@@ -443,6 +455,13 @@ static int setup(struct peer *pr, const char *addr, const char *port)
 	}
 	pr->peer_recvs = get16(reply + 6);
 	return 0;
+}
+
+static int setup(struct peer *pr, const char *addr, const char *port)
+{
+	if (resolve(pr, addr, port) || make_qp(pr))
+		return -1;
+	return hello_connect(pr);
 }
 
 static uint64_t get64(const uint8_t *p)

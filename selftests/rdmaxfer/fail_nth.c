@@ -207,7 +207,7 @@ static void snap(struct snap *sn)
 
 	for (i = 0; i < 2; i++) {
 		memset(&st, 0, sizeof(st));
-		get_stats(fds[i], &st);
+		rdx_stats(fds[i], &st);
 		sn->conns[i] = st.num_conns;
 		sn->bufs[i] = st.num_bufs;
 		sn->windows[i] = st.num_windows;
@@ -227,12 +227,12 @@ static int drain(__s64 tmo)
 	char msg[4096];
 
 	for (i = 0; i < 2; i++) {
-		while ((n = reap_n(fds[i], c, 16, i ? tmo : 0)) > 0) {
+		while ((n = rdx_reap(fds[i], c, 16, i ? tmo : 0)) > 0) {
 			for (k = 0; k < n; k++) {
 				if (c[k].opcode < 0x100)
 					ops++;
 				else if (c[k].opcode == RDMAXFER_EVENT_RECV)
-					do_recv(fds[i], c[k].conn_id, msg, sizeof(msg));
+					rdx_recv(fds[i], c[k].conn_id, msg, sizeof(msg), NULL);
 			}
 		}
 	}
@@ -253,17 +253,17 @@ static int setup(void)
 	/* touched: REG_BUF's pinning allocates no page on the paths swept */
 	memset(s.smem, 0, BUF_LEN);
 	memset(s.cmem, 0, BUF_LEN);
-	if (do_listen(s.srv, mkaddr(addr4, 0), 16, &s.lid, &s.port) ||
-	    do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &s.cconn, NULL) ||
-	    do_accept(s.srv, s.lid, CALL_TMO, &s.sconn, NULL) ||
-	    reg_buf(s.srv, s.smem, BUF_LEN, access, &s.sbuf) ||
-	    reg_buf(s.cli, s.cmem, BUF_LEN, access, &s.cbuf) ||
-	    do_expose(s.srv, s.sconn, s.sbuf, 0, BUF_LEN,
-		      RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC,
-		      &s.win))
+	if (rdx_listen(s.srv, rdx_addr(addr4, 0), 16, &s.lid, &s.port) ||
+	    rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &s.cconn, NULL) ||
+	    rdx_accept(s.srv, s.lid, CALL_TMO, &s.sconn, NULL) ||
+	    rdx_reg_buf(s.srv, s.smem, BUF_LEN, access, &s.sbuf) ||
+	    rdx_reg_buf(s.cli, s.cmem, BUF_LEN, access, &s.cbuf) ||
+	    rdx_expose(s.srv, s.sconn, s.sbuf, 0, BUF_LEN,
+		       RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_ATOMIC,
+		       &s.win))
 		return -1;
 	/* the client learns the window */
-	while (reap_n(s.cli, &c, 1, CALL_TMO) == 1)
+	while (rdx_reap(s.cli, &c, 1, CALL_TMO) == 1)
 		if (c.opcode == RDMAXFER_EVENT_WINDOW)
 			return 0;
 	return -1;
@@ -385,13 +385,13 @@ static int send_works(__u32 cconn, __u32 sconn)
 	char m[8];
 	int n, got = 0;
 
-	if (submit_n(s.cli, &op, 1, NULL))
+	if (rdx_submit(s.cli, &op, 1, NULL))
 		return 0;
-	while (!got && (n = reap_n(s.srv, &c, 1, CALL_TMO)) == 1)
+	while (!got && (n = rdx_reap(s.srv, &c, 1, CALL_TMO)) == 1)
 		got = c.opcode == RDMAXFER_EVENT_RECV && c.conn_id == sconn;
-	if (!got || do_recv(s.srv, sconn, m, sizeof(m)))
+	if (!got || rdx_recv(s.srv, sconn, m, sizeof(m), NULL))
 		return 0;
-	while ((n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
+	while ((n = rdx_reap(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
 		;
 	return n == 1 && c.user_data == 7 && !c.status;
 }
@@ -403,9 +403,9 @@ static int read_works(__u32 win, __u32 buf)
 	struct rdmaxfer_completion c;
 	int n;
 
-	if (submit_n(s.cli, &op, 1, NULL))
+	if (rdx_submit(s.cli, &op, 1, NULL))
 		return 0;
-	while ((n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
+	while ((n = rdx_reap(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
 		;
 	return n == 1 && c.user_data == 9 && !c.status;
 }
@@ -415,12 +415,12 @@ static int no_new_conn(int err)
 	struct rdmaxfer_stats st;
 
 	(void)err;
-	return get_stats(s.cli, &st) || st.num_conns != 1;
+	return rdx_stats(s.cli, &st) || st.num_conns != 1;
 }
 
 static int call_listen(void)
 {
-	return do_listen(s.srv, mkaddr(addr4, 0), 4, &made, &made_port);
+	return rdx_listen(s.srv, rdx_addr(addr4, 0), 4, &made, &made_port);
 }
 
 /* A listener that LISTEN returned accepts a connection that carries a SEND. */
@@ -430,21 +430,21 @@ static int undo_listen(int err)
 
 	if (err)
 		return 0;
-	ok = !do_connect(s.cli, mkaddr(addr4, made_port), CALL_TMO, &tmp_conn, NULL);
-	ok = ok && !do_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
+	ok = !rdx_connect(s.cli, rdx_addr(addr4, made_port), CALL_TMO, &tmp_conn, NULL);
+	ok = ok && !rdx_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
 	     send_works(tmp_conn, tmp_sconn);
 	if (!ok)
 		ksft_print_msg("LISTEN: the listener it made does not work\n");
-	do_close(s.cli, tmp_conn);
-	do_close(s.srv, tmp_sconn);
-	do_close(s.srv, made);
+	rdx_close(s.cli, tmp_conn);
+	rdx_close(s.srv, tmp_sconn);
+	rdx_close(s.srv, made);
 	drain(0);
 	return !ok;
 }
 
 static int call_connect(void)
 {
-	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &made, NULL);
+	return rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &made, NULL);
 }
 
 /*
@@ -457,45 +457,45 @@ static int undo_connect(int err)
 	__u32 id;
 
 	if (!err) {
-		ok = !do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL) &&
+		ok = !rdx_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL) &&
 		     send_works(made, tmp_sconn);
 		if (!ok)
 			ksft_print_msg("CONNECT: the connection it made does not work\n");
-		do_close(s.cli, made);
-		do_close(s.srv, tmp_sconn);
+		rdx_close(s.cli, made);
+		rdx_close(s.srv, tmp_sconn);
 	}
-	while (!do_accept(s.srv, s.lid, 0, &id, NULL))
-		do_close(s.srv, id);
+	while (!rdx_accept(s.srv, s.lid, 0, &id, NULL))
+		rdx_close(s.srv, id);
 	drain(0);
 	return !ok;
 }
 
 static int prep_accept(void)
 {
-	return do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn, NULL);
+	return rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &tmp_conn, NULL);
 }
 
 static int call_accept(void)
 {
-	return do_accept(s.srv, s.lid, CALL_TMO, &made, NULL);
+	return rdx_accept(s.srv, s.lid, CALL_TMO, &made, NULL);
 }
 
 static int undo_accept(int err)
 {
-	int ret = err ? 0 : do_close(s.srv, made);
+	int ret = err ? 0 : rdx_close(s.srv, made);
 	__u32 id;
 
 	/* a failed ACCEPT may have kept the connection queued, or dropped it */
-	while (!do_accept(s.srv, s.lid, 0, &id, NULL))
-		do_close(s.srv, id);
-	do_close(s.cli, tmp_conn);
+	while (!rdx_accept(s.srv, s.lid, 0, &id, NULL))
+		rdx_close(s.srv, id);
+	rdx_close(s.cli, tmp_conn);
 	drain(0);
 	return ret;
 }
 
 static int call_reg_buf(void)
 {
-	return reg_buf(s.cli, s.cmem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &made);
+	return rdx_reg_buf(s.cli, s.cmem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &made);
 }
 
 static int check_reg_buf(int err)
@@ -503,7 +503,7 @@ static int check_reg_buf(int err)
 	struct rdmaxfer_stats st;
 
 	(void)err;
-	return get_stats(s.cli, &st) || st.num_bufs != 1;
+	return rdx_stats(s.cli, &st) || st.num_bufs != 1;
 }
 
 /* A buffer that REG_BUF returned is the destination of a READ. */
@@ -516,12 +516,12 @@ static int undo_reg_buf(int err)
 	ok = read_works(s.win, made);
 	if (!ok)
 		ksft_print_msg("REG_BUF: the buffer it made does not work\n");
-	return dereg_buf(s.cli, made) || !ok;
+	return rdx_dereg_buf(s.cli, made) || !ok;
 }
 
 static int call_expose(void)
 {
-	return do_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made);
+	return rdx_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made);
 }
 
 static int check_expose(int err)
@@ -529,7 +529,7 @@ static int check_expose(int err)
 	struct rdmaxfer_stats st;
 
 	(void)err;
-	return get_stats(s.srv, &st) || st.num_windows != 1;
+	return rdx_stats(s.srv, &st) || st.num_windows != 1;
 }
 
 /* A window that EXPOSE returned is announced to the peer and serves a READ. */
@@ -540,24 +540,24 @@ static int undo_expose(int err)
 
 	if (err)
 		return 0;
-	while (!ok && (n = reap_n(s.cli, &c, 1, CALL_TMO)) == 1)
+	while (!ok && (n = rdx_reap(s.cli, &c, 1, CALL_TMO)) == 1)
 		ok = c.opcode == RDMAXFER_EVENT_WINDOW && c.window_id == made;
 	ok = ok && read_works(made, s.cbuf);
 	if (!ok)
 		ksft_print_msg("EXPOSE: the window it made does not work\n");
-	ok = !do_revoke(s.srv, made) && ok;
+	ok = !rdx_revoke(s.srv, made) && ok;
 	drain(0);
 	return !ok;
 }
 
 static int prep_revoke(void)
 {
-	return do_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made2);
+	return rdx_expose(s.srv, s.sconn, s.sbuf, 0, 64 * 1024, RDMAXFER_REMOTE_READ, &made2);
 }
 
 static int call_revoke(void)
 {
-	return do_revoke(s.srv, made2);
+	return rdx_revoke(s.srv, made2);
 }
 
 /* A REVOKE that failed left the window: a second one must find it. */
@@ -566,7 +566,7 @@ static int undo_revoke(int err)
 	int ret = 0;
 
 	if (err) {
-		ret = do_revoke(s.srv, made2);
+		ret = rdx_revoke(s.srv, made2);
 		if (ret)
 			ksft_print_msg("REVOKE failed (%s) but the window is gone (%s)\n",
 				       strerror(err), strerror(ret));
@@ -592,7 +592,7 @@ static int call_submit(void)
 		op.length = 8;
 		op.compare_add = 1;
 	}
-	ret = submit_n(s.cli, &op, 1, &posted);
+	ret = rdx_submit(s.cli, &op, 1, &posted);
 	if (!ret && posted != 1)
 		ret = EIO;
 	return ret;
@@ -614,7 +614,7 @@ static int undo_submit(int err)
 	if (err)
 		return 0;
 	do
-		n = reap_n(s.cli, &c, 1, CALL_TMO);
+		n = rdx_reap(s.cli, &c, 1, CALL_TMO);
 	while (n == 1 && c.opcode >= 0x100);
 	if (n != 1 || c.user_data != 0x5eed) {
 		ksft_print_msg("SUBMIT of opcode %u: no completion (%d)\n", op_kind, n);
@@ -634,40 +634,40 @@ static int undo_submit(int err)
 
 static int prep_close_conn(void)
 {
-	if (do_connect(s.cli, mkaddr(addr4, s.port), CALL_TMO, &tmp_conn, NULL))
+	if (rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &tmp_conn, NULL))
 		return -1;
-	return do_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL);
+	return rdx_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL);
 }
 
 static int call_close_conn(void)
 {
-	return do_close(s.cli, tmp_conn);
+	return rdx_close(s.cli, tmp_conn);
 }
 
 static int undo_close_conn(int err)
 {
-	int ret = err ? do_close(s.cli, tmp_conn) : 0;
+	int ret = err ? rdx_close(s.cli, tmp_conn) : 0;
 
 	if (ret)
 		ksft_print_msg("CLOSE failed (%s) and the connection is gone\n", strerror(err));
-	do_close(s.srv, tmp_sconn);
+	rdx_close(s.srv, tmp_sconn);
 	drain(0);
 	return ret;
 }
 
 static int prep_close_listener(void)
 {
-	return do_listen(s.srv, mkaddr(addr4, 0), 4, &made, NULL);
+	return rdx_listen(s.srv, rdx_addr(addr4, 0), 4, &made, NULL);
 }
 
 static int call_close_listener(void)
 {
-	return do_close(s.srv, made);
+	return rdx_close(s.srv, made);
 }
 
 static int undo_close_listener(int err)
 {
-	int ret = err ? do_close(s.srv, made) : 0;
+	int ret = err ? rdx_close(s.srv, made) : 0;
 
 	if (ret)
 		ksft_print_msg("CLOSE failed (%s) and the listener is gone\n", strerror(err));
@@ -681,7 +681,7 @@ static int works_after(void)
 	struct rdmaxfer_completion c;
 
 	memset(s.cmem, 0xa5, 4096);
-	if (submit_n(s.cli, &op, 1, NULL) || reap_n(s.cli, &c, 1, CALL_TMO) != 1)
+	if (rdx_submit(s.cli, &op, 1, NULL) || rdx_reap(s.cli, &c, 1, CALL_TMO) != 1)
 		return 0;
 	return c.opcode == RDMAXFER_OP_WRITE && !c.status && !memcmp(s.smem, s.cmem, 4096);
 }

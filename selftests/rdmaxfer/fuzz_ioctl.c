@@ -238,7 +238,7 @@ static void pick_mem(struct rng *r, __u64 *addr, __u64 *len)
 
 static int do_ioctl(int fd, unsigned int nr, void *arg)
 {
-	int ret = ioctl(fd, _IO(RDMAXFER_TYPE, nr), arg) ? errno : 0;
+	int ret = rdx_ioctl(fd, _IO(RDMAXFER_TYPE, nr), arg);
 
 	if (nr < NCMDS)
 		__atomic_fetch_add(&counts[nr][ret < MAXERR ? ret : MAXERR - 1], 1,
@@ -310,153 +310,186 @@ static void note_events(unsigned int slot, __u64 ptr, __u32 n, unsigned char *sc
 	}
 }
 
-/* One random ioctl with random arguments on a random file. */
-static void fuzz_one(struct rng *r, unsigned char *scratch)
-{
-	union {
-		struct rdmaxfer_info info;
-		struct rdmaxfer_list_devices ld;
-		struct rdmaxfer_device_info di;
-		struct rdmaxfer_port_info pi;
-		struct rdmaxfer_listen l;
-		struct rdmaxfer_accept a;
-		struct rdmaxfer_connect c;
-		struct rdmaxfer_close cl;
-		struct rdmaxfer_reg_buf rb;
-		struct rdmaxfer_dereg_buf db;
-		struct rdmaxfer_expose e;
-		struct rdmaxfer_revoke rv;
-		struct rdmaxfer_reap rp;
-		struct rdmaxfer_recv rc;
-		struct rdmaxfer_conn_info ci;
-		struct rdmaxfer_stats st;
-		unsigned char raw[512];
-	} u;
-	unsigned int slot = below(r, NFDS), cmd = below(r, NCMDS);
-	int fd = slot_fd(slot);
-	__u16 port;
-	int ret;
+/* The argument of any command, and room for garbage past it. */
+union fuzz_arg {
+	struct rdmaxfer_info info;
+	struct rdmaxfer_list_devices ld;
+	struct rdmaxfer_device_info di;
+	struct rdmaxfer_port_info pi;
+	struct rdmaxfer_listen l;
+	struct rdmaxfer_accept a;
+	struct rdmaxfer_connect c;
+	struct rdmaxfer_close cl;
+	struct rdmaxfer_reg_buf rb;
+	struct rdmaxfer_dereg_buf db;
+	struct rdmaxfer_expose e;
+	struct rdmaxfer_revoke rv;
+	struct rdmaxfer_reap rp;
+	struct rdmaxfer_recv rc;
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_stats st;
+	unsigned char raw[512];
+};
 
-	memset(&u, 0, sizeof(u));
+/* Arguments of the commands that ask about the module and its devices. */
+static void fuzz_query_args(struct rng *r, unsigned int cmd, union fuzz_arg *u,
+			    unsigned char *scratch)
+{
 	switch (cmd) {
 	case RDMAXFER_CMD_GET_INFO:
-		u.info.size = pick_size(r, sizeof(u.info));
+		u->info.size = pick_size(r, sizeof(u->info));
 		break;
 	case RDMAXFER_CMD_LIST_DEVICES:
-		u.ld.size = pick_size(r, sizeof(u.ld));
-		u.ld.count = below(r, 4) ? below(r, 8) : (__u32)edge(r);
-		u.ld.indexes = pick_ptr(r, scratch);
+		u->ld.size = pick_size(r, sizeof(u->ld));
+		u->ld.count = below(r, 4) ? below(r, 8) : (__u32)edge(r);
+		u->ld.indexes = pick_ptr(r, scratch);
 		break;
 	case RDMAXFER_CMD_QUERY_DEVICE:
-		u.di.size = pick_size(r, sizeof(u.di));
-		u.di.index = below(r, 4) ? below(r, 3) : (__u32)edge(r);
+		u->di.size = pick_size(r, sizeof(u->di));
+		u->di.index = below(r, 4) ? below(r, 3) : (__u32)edge(r);
 		break;
 	case RDMAXFER_CMD_QUERY_PORT:
-		u.pi.size = pick_size(r, sizeof(u.pi));
-		u.pi.index = below(r, 4) ? below(r, 3) : (__u32)edge(r);
-		u.pi.port = below(r, 4) ? below(r, 3) : (__u32)edge(r);
-		u.pi.num_gids = below(r, 4) ? below(r, 8) : (__u32)edge(r);
-		u.pi.gids = pick_ptr(r, scratch);
+		u->pi.size = pick_size(r, sizeof(u->pi));
+		u->pi.index = below(r, 4) ? below(r, 3) : (__u32)edge(r);
+		u->pi.port = below(r, 4) ? below(r, 3) : (__u32)edge(r);
+		u->pi.num_gids = below(r, 4) ? below(r, 8) : (__u32)edge(r);
+		u->pi.gids = pick_ptr(r, scratch);
 		break;
+	case RDMAXFER_CMD_STATS:
+		u->st.size = pick_size(r, sizeof(u->st));
+		break;
+	}
+}
+
+/* Arguments of the connection commands, with ids of file @slot (mostly). */
+static void fuzz_conn_args(struct rng *r, unsigned int cmd, unsigned int slot,
+			   union fuzz_arg *u)
+{
+	__u16 port;
+
+	switch (cmd) {
 	case RDMAXFER_CMD_LISTEN:
-		u.l.size = pick_size(r, sizeof(u.l));
-		u.l.addr = mkaddr(below(r, 8) ? addr4 : "::", below(r, 3) ? 0 : 18600 + below(r, 8));
+		u->l.size = pick_size(r, sizeof(u->l));
+		u->l.addr = rdx_addr(below(r, 8) ? addr4 : "::", below(r, 3) ? 0 : 18600 + below(r, 8));
 		if (below(r, 16) == 0)
-			u.l.addr.family = (__u16)edge(r);
-		u.l.backlog = below(r, 4) ? below(r, 8) : (__u32)edge(r);
+			u->l.addr.family = (__u16)edge(r);
+		u->l.backlog = below(r, 4) ? below(r, 8) : (__u32)edge(r);
 		break;
 	case RDMAXFER_CMD_ACCEPT:
-		u.a.size = pick_size(r, sizeof(u.a));
-		u.a.listen_id = pick_id(r, slot, K_LISTENER);
-		u.a.timeout_ns = below(r, 2) ? 0 : below(r, 3) ? 1000000LL * below(r, 50) : -1;
-		if (u.a.timeout_ns < 0)
-			u.a.timeout_ns = 100 * 1000000LL;	/* never forever: it would block */
+		u->a.size = pick_size(r, sizeof(u->a));
+		u->a.listen_id = pick_id(r, slot, K_LISTENER);
+		u->a.timeout_ns = below(r, 2) ? 0 : below(r, 3) ? 1000000LL * below(r, 50) : -1;
+		if (u->a.timeout_ns < 0)
+			u->a.timeout_ns = 100 * 1000000LL;	/* never forever: it would block */
 		break;
 	case RDMAXFER_CMD_CONNECT:
-		u.c.size = pick_size(r, sizeof(u.c));
+		u->c.size = pick_size(r, sizeof(u->c));
 		pthread_mutex_lock(&lock);
 		port = nport && below(r, 4) ? ports[below(r, nport < 8 ? nport : 8)] :
 		       (__u16)(18600 + below(r, 16));
 		pthread_mutex_unlock(&lock);
-		u.c.addr = mkaddr(below(r, 16) ? addr4 : silent, port);
-		u.c.timeout_ns = (1 + below(r, 5)) * 100 * 1000000LL;
+		u->c.addr = rdx_addr(below(r, 16) ? addr4 : silent, port);
+		u->c.timeout_ns = (1 + below(r, 5)) * 100 * 1000000LL;
 		break;
 	case RDMAXFER_CMD_CLOSE:
-		u.cl.size = pick_size(r, sizeof(u.cl));
-		u.cl.id = pick_id(r, slot, below(r, 2) ? K_CONN : K_LISTENER);
-		break;
-	case RDMAXFER_CMD_REG_BUF:
-		u.rb.size = pick_size(r, sizeof(u.rb));
-		pick_mem(r, &u.rb.addr, &u.rb.length);
-		u.rb.access = below(r, 8) ? 1 + below(r, 3) : (__u32)edge(r);
-		break;
-	case RDMAXFER_CMD_DEREG_BUF:
-		u.db.size = pick_size(r, sizeof(u.db));
-		u.db.buf_id = pick_id(r, slot, K_BUF);
-		break;
-	case RDMAXFER_CMD_EXPOSE:
-		u.e.size = pick_size(r, sizeof(u.e));
-		u.e.conn_id = pick_id(r, slot, K_CONN);
-		u.e.buf_id = pick_id(r, slot, K_BUF);
-		u.e.offset = below(r, 3) ? below(r, 8192) : edge(r);
-		u.e.length = small_len(r);
-		u.e.access = below(r, 8) ? 1 + below(r, 7) : (__u32)edge(r);
-		break;
-	case RDMAXFER_CMD_REVOKE:
-		u.rv.size = pick_size(r, sizeof(u.rv));
-		u.rv.window_id = pick_id(r, slot, K_WIN);
-		break;
-	case RDMAXFER_CMD_SUBMIT:
-		fuzz_submit(r, slot, scratch);
-		return;
-	case RDMAXFER_CMD_REAP:
-		u.rp.size = pick_size(r, sizeof(u.rp));
-		u.rp.count = below(r, 4) ? below(r, 64) : (__u32)edge(r);
-		u.rp.timeout_ns = below(r, 4) ? 0 : 1000000 * below(r, 20);
-		u.rp.completions = pick_ptr(r, scratch);
-		break;
-	case RDMAXFER_CMD_RECV:
-		u.rc.size = pick_size(r, sizeof(u.rc));
-		u.rc.conn_id = pick_id(r, slot, K_CONN);
-		u.rc.length = below(r, 4) ? below(r, SCRATCH / 2) : (__u32)edge(r);
-		u.rc.addr = pick_ptr(r, scratch);
+		u->cl.size = pick_size(r, sizeof(u->cl));
+		u->cl.id = pick_id(r, slot, below(r, 2) ? K_CONN : K_LISTENER);
 		break;
 	case RDMAXFER_CMD_QUERY_CONN:
-		u.ci.size = pick_size(r, sizeof(u.ci));
-		u.ci.conn_id = pick_id(r, slot, K_CONN);
-		break;
-	case RDMAXFER_CMD_STATS:
-		u.st.size = pick_size(r, sizeof(u.st));
+		u->ci.size = pick_size(r, sizeof(u->ci));
+		u->ci.conn_id = pick_id(r, slot, K_CONN);
 		break;
 	}
-	if (below(r, 32) == 0)
-		u.info.flags = (__u32)edge(r);
-	ret = do_ioctl(fd, cmd, &u);
-	if (ret)
-		return;
+}
+
+/* Arguments of the buffer, window and data commands (SUBMIT apart). */
+static void fuzz_data_args(struct rng *r, unsigned int cmd, unsigned int slot,
+			   union fuzz_arg *u, unsigned char *scratch)
+{
+	switch (cmd) {
+	case RDMAXFER_CMD_REG_BUF:
+		u->rb.size = pick_size(r, sizeof(u->rb));
+		pick_mem(r, &u->rb.addr, &u->rb.length);
+		u->rb.access = below(r, 8) ? 1 + below(r, 3) : (__u32)edge(r);
+		break;
+	case RDMAXFER_CMD_DEREG_BUF:
+		u->db.size = pick_size(r, sizeof(u->db));
+		u->db.buf_id = pick_id(r, slot, K_BUF);
+		break;
+	case RDMAXFER_CMD_EXPOSE:
+		u->e.size = pick_size(r, sizeof(u->e));
+		u->e.conn_id = pick_id(r, slot, K_CONN);
+		u->e.buf_id = pick_id(r, slot, K_BUF);
+		u->e.offset = below(r, 3) ? below(r, 8192) : edge(r);
+		u->e.length = small_len(r);
+		u->e.access = below(r, 8) ? 1 + below(r, 7) : (__u32)edge(r);
+		break;
+	case RDMAXFER_CMD_REVOKE:
+		u->rv.size = pick_size(r, sizeof(u->rv));
+		u->rv.window_id = pick_id(r, slot, K_WIN);
+		break;
+	case RDMAXFER_CMD_REAP:
+		u->rp.size = pick_size(r, sizeof(u->rp));
+		u->rp.count = below(r, 4) ? below(r, 64) : (__u32)edge(r);
+		u->rp.timeout_ns = below(r, 4) ? 0 : 1000000 * below(r, 20);
+		u->rp.completions = pick_ptr(r, scratch);
+		break;
+	case RDMAXFER_CMD_RECV:
+		u->rc.size = pick_size(r, sizeof(u->rc));
+		u->rc.conn_id = pick_id(r, slot, K_CONN);
+		u->rc.length = below(r, 4) ? below(r, SCRATCH / 2) : (__u32)edge(r);
+		u->rc.addr = pick_ptr(r, scratch);
+		break;
+	}
+}
+
+/* After a command succeeded: remember the ids and ports it handed out. */
+static void fuzz_note(unsigned int cmd, unsigned int slot, const union fuzz_arg *u,
+		      unsigned char *scratch)
+{
 	switch (cmd) {
 	case RDMAXFER_CMD_LISTEN:
-		note_id(slot, K_LISTENER, u.l.listen_id);
+		note_id(slot, K_LISTENER, u->l.listen_id);
 		pthread_mutex_lock(&lock);
-		ports[nport++ % 8] = u.l.addr.port;
+		ports[nport++ % 8] = u->l.addr.port;
 		pthread_mutex_unlock(&lock);
 		break;
 	case RDMAXFER_CMD_ACCEPT:
-		note_id(slot, K_CONN, u.a.conn_id);
+		note_id(slot, K_CONN, u->a.conn_id);
 		break;
 	case RDMAXFER_CMD_CONNECT:
-		note_id(slot, K_CONN, u.c.conn_id);
+		note_id(slot, K_CONN, u->c.conn_id);
 		break;
 	case RDMAXFER_CMD_REG_BUF:
-		note_id(slot, K_BUF, u.rb.buf_id);
+		note_id(slot, K_BUF, u->rb.buf_id);
 		break;
 	case RDMAXFER_CMD_EXPOSE:
-		note_id(slot, K_WIN, u.e.window_id);
+		note_id(slot, K_WIN, u->e.window_id);
 		break;
 	case RDMAXFER_CMD_REAP:
-		note_events(slot, u.rp.completions, u.rp.count, scratch);
+		note_events(slot, u->rp.completions, u->rp.count, scratch);
 		break;
 	}
+}
+
+/* One random ioctl with random arguments on a random file. */
+static void fuzz_one(struct rng *r, unsigned char *scratch)
+{
+	unsigned int slot = below(r, NFDS), cmd = below(r, NCMDS);
+	union fuzz_arg u;
+
+	if (cmd == RDMAXFER_CMD_SUBMIT) {
+		fuzz_submit(r, slot, scratch);
+		return;
+	}
+	memset(&u, 0, sizeof(u));
+	fuzz_query_args(r, cmd, &u, scratch);
+	fuzz_conn_args(r, cmd, slot, &u);
+	fuzz_data_args(r, cmd, slot, &u, scratch);
+	if (below(r, 32) == 0)
+		u.info.flags = (__u32)edge(r);
+	if (!do_ioctl(slot_fd(slot), cmd, &u))
+		fuzz_note(cmd, slot, &u, scratch);
 }
 
 /* Replace a region: the old mapping goes (maybe still registered). */
@@ -487,7 +520,7 @@ static void remap_region(struct rng *r)
  */
 static void scaffold(unsigned int a, unsigned int b, struct rng *r, unsigned char *scratch)
 {
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(addr4, 0), .backlog = 4 };
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = rdx_addr(addr4, 0), .backlog = 4 };
 	struct rdmaxfer_connect cn = { .size = sizeof(cn), .timeout_ns = SEC };
 	struct rdmaxfer_accept ac = { .size = sizeof(ac), .timeout_ns = SEC };
 	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb),
@@ -502,7 +535,7 @@ static void scaffold(unsigned int a, unsigned int b, struct rng *r, unsigned cha
 	if (do_ioctl(slot_fd(a), RDMAXFER_CMD_LISTEN, &l))
 		return;
 	note_id(a, K_LISTENER, l.listen_id);
-	cn.addr = mkaddr(addr4, l.addr.port);
+	cn.addr = rdx_addr(addr4, l.addr.port);
 	if (do_ioctl(slot_fd(b), RDMAXFER_CMD_CONNECT, &cn))
 		return;
 	note_id(b, K_CONN, cn.conn_id);
@@ -636,7 +669,7 @@ static void *thread_run(void *arg)
 static const char *works_after(void)
 {
 	int s = open(DEVPATH, O_RDWR | O_CLOEXEC), c = open(DEVPATH, O_RDWR | O_CLOEXEC);
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(addr4, 0) };
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = rdx_addr(addr4, 0) };
 	struct rdmaxfer_connect cn = { .size = sizeof(cn), .timeout_ns = 20 * SEC };
 	struct rdmaxfer_accept a = { .size = sizeof(a), .timeout_ns = 20 * SEC };
 	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb), .length = PAGE,
@@ -663,7 +696,7 @@ static const char *works_after(void)
 	memset(dst, 0, PAGE);
 	if (do_ioctl(s, RDMAXFER_CMD_LISTEN, &l))
 		why = "LISTEN";
-	cn.addr = mkaddr(addr4, l.addr.port);
+	cn.addr = rdx_addr(addr4, l.addr.port);
 	a.listen_id = l.listen_id;
 	if (!why && do_ioctl(c, RDMAXFER_CMD_CONNECT, &cn))
 		why = "CONNECT";
@@ -713,12 +746,62 @@ static void usage(void)
 	exit(2);
 }
 
+/* The regions REG_BUF picks from: anonymous and memfd memory, filled. */
+static int map_regions(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NREGIONS; i++) {
+		int mfd = i % 2 ? memfd_create("fuzz", 0) : -1;
+		size_t len = PAGE * (1 + i * 37);
+
+		if (mfd >= 0 && ftruncate(mfd, (off_t)len))
+			return -1;
+		regions[i].p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    mfd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS, mfd, 0);
+		if (mfd >= 0)
+			close(mfd);
+		if (regions[i].p == MAP_FAILED)
+			return -1;
+		memset(regions[i].p, (int)i, len);
+		regions[i].len = len;
+	}
+	return 0;
+}
+
+/* Print each command's results by errno; returns the number of ioctls. */
+static __u64 print_counts(void)
+{
+	unsigned int i, e;
+	__u64 total = 0;
+
+	for (i = 0; i < NCMDS; i++) {
+		char line[1024];
+		int len = 0;
+		__u64 sum = 0;
+
+		for (e = 0; e < MAXERR; e++) {
+			if (!counts[i][e])
+				continue;
+			sum += counts[i][e];
+			len += snprintf(line + len, sizeof(line) - len, " %s %lu",
+					e == 0 ? "ok" : e == MAXERR - 1 ? "other" : strerrorname_np((int)e) ?: "?",
+					counts[i][e]);
+			if (len >= (int)sizeof(line))
+				break;
+		}
+		total += sum;
+		printf("# %-12s %8llu:%s\n", cmd_names[i], (unsigned long long)sum, line);
+	}
+	return total;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int secs = 30, nthreads = 4, i, e;
+	unsigned int secs = 30, nthreads = 4, i;
 	pthread_t th[64];
 	const char *why;
-	__u64 total = 0;
+	__u64 total;
 	int opt;
 
 	seed = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
@@ -764,21 +847,8 @@ int main(int argc, char **argv)
 	guard = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (i = 0; i < NFDS; i++)
 		slots[i].fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
-	for (i = 0; i < NREGIONS; i++) {
-		int mfd = i % 2 ? memfd_create("fuzz", 0) : -1;
-		size_t len = PAGE * (1 + i * 37);
-
-		if (mfd >= 0 && ftruncate(mfd, (off_t)len))
-			return 2;
-		regions[i].p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				    mfd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS, mfd, 0);
-		if (mfd >= 0)
-			close(mfd);
-		if (regions[i].p == MAP_FAILED)
-			return 2;
-		memset(regions[i].p, (int)i, len);
-		regions[i].len = len;
-	}
+	if (map_regions())
+		return 2;
 	/* something to work on from the start: connections with windows both ways */
 	{
 		struct rng r0 = { seed };
@@ -801,24 +871,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NFDS; i++)
 		close(slots[i].fd);
 
-	for (i = 0; i < NCMDS; i++) {
-		char line[1024];
-		int len = 0;
-		__u64 sum = 0;
-
-		for (e = 0; e < MAXERR; e++) {
-			if (!counts[i][e])
-				continue;
-			sum += counts[i][e];
-			len += snprintf(line + len, sizeof(line) - len, " %s %lu",
-					e == 0 ? "ok" : e == MAXERR - 1 ? "other" : strerrorname_np((int)e) ?: "?",
-					counts[i][e]);
-			if (len >= (int)sizeof(line))
-				break;
-		}
-		total += sum;
-		printf("# %-12s %8llu:%s\n", cmd_names[i], (unsigned long long)sum, line);
-	}
+	total = print_counts();
 	printf("# %llu ioctls in %u s (%llu/s), %lu garbage commands, %lu forks, %lu remaps\n",
 	       (unsigned long long)total, secs, (unsigned long long)(secs ? total / secs : 0),
 	       garbage, forks, remaps);

@@ -26,15 +26,12 @@
 #include "kselftest_harness.h"
 #include "rdmaxfer_test.h"
 
+/* The number of devices (LIST_DEVICES with room for @cap in @idx), or -1. */
 static int list_devices(int fd, __u32 *idx, __u32 cap)
 {
-	struct rdmaxfer_list_devices ld = {
-		.size = sizeof(ld), .count = cap, .indexes = U64_PTR(idx),
-	};
+	__u32 n;
 
-	if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld))
-		return -1;
-	return ld.count;
+	return rdx_list_devices(fd, idx, cap, &n) ? -1 : (int)n;
 }
 
 /* Index of the first device, or -1 if the module sees none. */
@@ -68,7 +65,7 @@ TEST_F(dev, get_info)
 	struct rdmaxfer_info info = { .size = sizeof(info) };
 	int n;
 
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info));
 	EXPECT_EQ(sizeof(info), info.size);
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(RDMAXFER_ABI_VERSION, info.abi_version);
@@ -90,7 +87,7 @@ TEST_F(dev, short_size_is_einval)
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		info.size = sizes[i];
-		EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info))
+		EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info))
 			TH_LOG("size %u", sizes[i]);
 	}
 }
@@ -104,7 +101,7 @@ TEST_F(dev, larger_struct_zero_tail_ok)
 
 	memset(&big, 0, sizeof(big));
 	big.info.size = sizeof(big);
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, &big));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, &big));
 	EXPECT_EQ(RDMAXFER_ABI_VERSION, big.info.abi_version);
 	/* the kernel writes back only the part it knows */
 	EXPECT_EQ(0, big.tail[0] | big.tail[1] | big.tail[2] | big.tail[3]);
@@ -120,7 +117,7 @@ TEST_F(dev, larger_struct_nonzero_tail_is_e2big)
 	memset(&big, 0, sizeof(big));
 	big.info.size = sizeof(big);
 	big.tail[3] = 1;
-	EXPECT_EQ(E2BIG, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, &big));
+	EXPECT_EQ(E2BIG, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, &big));
 	EXPECT_EQ(0, big.info.abi_version);	/* nothing written */
 }
 
@@ -132,7 +129,7 @@ TEST_F(dev, oversized_struct_is_e2big)
 	info = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(info != MAP_FAILED);
 	info->size = len;
-	EXPECT_EQ(E2BIG, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, info));
+	EXPECT_EQ(E2BIG, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, info));
 	munmap(info, len);
 }
 
@@ -143,10 +140,10 @@ TEST_F(dev, unknown_flags_are_einval)
 	struct rdmaxfer_device_info di = { .size = sizeof(di), .flags = 2 };
 	struct rdmaxfer_port_info pi = { .size = sizeof(pi), .flags = 4, .port = 1 };
 
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info));
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, &info));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 }
 
 TEST_F(dev, reserved_fields_are_einval)
@@ -155,22 +152,22 @@ TEST_F(dev, reserved_fields_are_einval)
 	struct rdmaxfer_device_info di = { .size = sizeof(di), .__reserved = 1 };
 	long idx = first_device(self->fd);
 
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
 	di.index = idx < 0 ? 0 : idx;
-	EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
 }
 
 TEST_F(dev, unknown_command_is_enotty)
 {
 	struct rdmaxfer_info info = { .size = sizeof(info) };
 
-	EXPECT_EQ(ENOTTY, xioctl(self->fd, _IO(RDMAXFER_TYPE, 0x7f), &info));
-	EXPECT_EQ(ENOTTY, xioctl(self->fd, _IO(RDMAXFER_TYPE, 0xff), &info));
-	EXPECT_EQ(ENOTTY, xioctl(self->fd, _IO(RDMAXFER_TYPE - 1, 0), &info));
+	EXPECT_EQ(ENOTTY, rdx_ioctl(self->fd, _IO(RDMAXFER_TYPE, 0x7f), &info));
+	EXPECT_EQ(ENOTTY, rdx_ioctl(self->fd, _IO(RDMAXFER_TYPE, 0xff), &info));
+	EXPECT_EQ(ENOTTY, rdx_ioctl(self->fd, _IO(RDMAXFER_TYPE - 1, 0), &info));
 	/* the right number with size/direction bits is not the command */
-	EXPECT_EQ(ENOTTY, xioctl(self->fd, _IOWR(RDMAXFER_TYPE, RDMAXFER_CMD_GET_INFO,
-						   struct rdmaxfer_info), &info));
-	EXPECT_EQ(ENOTTY, xioctl(self->fd, TCGETS, &info));
+	EXPECT_EQ(ENOTTY, rdx_ioctl(self->fd, _IOWR(RDMAXFER_TYPE, RDMAXFER_CMD_GET_INFO,
+						      struct rdmaxfer_info), &info));
+	EXPECT_EQ(ENOTTY, rdx_ioctl(self->fd, TCGETS, &info));
 }
 
 TEST_F(dev, bad_pointers_are_efault)
@@ -179,12 +176,12 @@ TEST_F(dev, bad_pointers_are_efault)
 	struct rdmaxfer_info *ro;
 	void *hole;
 
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, NULL));
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, (void *)16));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, NULL));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, (void *)16));
 
 	hole = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(hole != MAP_FAILED);
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, hole));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, hole));
 	munmap(hole, page);
 
 	/* readable but not writable: the copy back must fail cleanly */
@@ -192,7 +189,7 @@ TEST_F(dev, bad_pointers_are_efault)
 	ASSERT_TRUE(ro != MAP_FAILED);
 	ro->size = sizeof(*ro);
 	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_GET_INFO, ro));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_GET_INFO, ro));
 	munmap(ro, page);
 }
 
@@ -228,7 +225,7 @@ TEST_F(dev, list_devices_bad_array_is_efault)
 
 	if (first_device(self->fd) < 0)
 		SKIP(return, "the module sees no RDMA device");
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_LIST_DEVICES, &ld));
 }
 
 TEST_F(dev, query_device)
@@ -243,7 +240,7 @@ TEST_F(dev, query_device)
 	di.flags = 0;
 	di.index = idx;
 	di.__reserved = 0;
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
 	EXPECT_EQ(idx, di.index);
 	EXPECT_LE(1, di.num_ports);
 	EXPECT_NE(0, di.name[0]);
@@ -275,8 +272,8 @@ TEST_F(dev, query_unknown_device_is_enodev)
 	struct rdmaxfer_device_info di = { .size = sizeof(di), .index = 0xfffffff0 };
 	struct rdmaxfer_port_info pi = { .size = sizeof(pi), .index = 0xfffffff0, .port = 1 };
 
-	EXPECT_EQ(ENODEV, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
-	EXPECT_EQ(ENODEV, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	EXPECT_EQ(ENODEV, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	EXPECT_EQ(ENODEV, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 }
 
 /* Does the GID list hold this address (IPv4-mapped or IPv6) on ifindex? */
@@ -312,13 +309,13 @@ TEST_F(dev, query_port)
 	if (idx < 0)
 		SKIP(return, "the module sees no RDMA device");
 	di.index = idx;
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
 
 	pi.index = idx;
 	pi.num_gids = 64;
 	pi.gids = U64_PTR(gids);
 	memset(gids, 0, sizeof(gids));
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 	EXPECT_EQ(1, pi.port);
 	EXPECT_LE(RDMAXFER_PORT_DOWN, pi.state);
 	EXPECT_GE(RDMAXFER_PORT_ACTIVE_DEFER, pi.state);
@@ -358,7 +355,7 @@ TEST_F(dev, query_port_capacity)
 		SKIP(return, "the module sees no RDMA device");
 	pi.index = idx;
 	/* capacity 0 and no array: only the count */
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 	total = pi.num_gids;
 	if (total < 2)
 		SKIP(return, "port has fewer than two GIDs");
@@ -366,7 +363,7 @@ TEST_F(dev, query_port_capacity)
 	memset(gids, 0xa5, sizeof(gids));
 	pi.num_gids = 1;
 	pi.gids = U64_PTR(gids);
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 	EXPECT_EQ(total, pi.num_gids);
 	EXPECT_EQ(0, gids[0].__reserved);
 	EXPECT_EQ(0xa5a5a5a5u, gids[1].index);	/* nothing past capacity */
@@ -383,14 +380,14 @@ TEST_F(dev, query_port_bad_args)
 	if (idx < 0)
 		SKIP(return, "the module sees no RDMA device");
 	di.index = idx;
-	ASSERT_EQ(0, xioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
+	ASSERT_EQ(0, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_DEVICE, &di));
 	bad_ports[1] = di.num_ports + 1;
 	for (i = 0; i < 3; i++) {
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
 		pi.index = idx;
 		pi.port = bad_ports[i];
-		EXPECT_EQ(EINVAL, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi))
+		EXPECT_EQ(EINVAL, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi))
 			TH_LOG("port %u", bad_ports[i]);
 	}
 	memset(&pi, 0, sizeof(pi));
@@ -399,7 +396,7 @@ TEST_F(dev, query_port_bad_args)
 	pi.port = 1;
 	pi.num_gids = 16;
 	pi.gids = U64_PTR(24);
-	EXPECT_EQ(EFAULT, xioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->fd, RDMAXFER_IOC_QUERY_PORT, &pi));
 }
 
 TEST_F(dev, not_seekable)

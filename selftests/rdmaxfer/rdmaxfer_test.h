@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmaxfer_test.h - for the C selftests: the RDMA device they run on
- * (test_env_up(), see rxe_env.sh), and thin wrappers of the /dev/rdmaxfer
- * ioctls: each issues one ioctl and returns 0 or the errno it failed with,
- * and copies out the id it created.  Nothing here checks anything; the
- * tests do.
+ * (test_env_up(), see rxe_env.sh), a clock, anonymous memory and an
+ * operation builder.  The thin wrappers of the /dev/rdmaxfer ioctls
+ * (rdx_listen(), rdx_submit(), ...: each issues one ioctl and returns 0 or
+ * the errno it failed with, and copies out the id it created) are
+ * librdmaxfer's, shared with the CLI (tools/lib/rdmaxfer/librdmaxfer.h) and
+ * built into every test program.  Nothing here checks anything; the tests
+ * do.
  */
 #ifndef RDMAXFER_TEST_H
 #define RDMAXFER_TEST_H
@@ -24,15 +27,12 @@
 
 #include <linux/rdmaxfer.h>
 
+#include "librdmaxfer.h"
+
 #define DEVPATH		"/dev/" RDMAXFER_DEVNAME
 #define U64_PTR(p)	((__u64)(uintptr_t)(p))
 #define MS		1000000LL
 #define SEC		1000000000LL
-
-static inline int xioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? errno : 0;
-}
 
 static inline __s64 now_ns(void)
 {
@@ -149,20 +149,6 @@ static inline int test_env_try(void)
 	return 0;
 }
 
-/* An IPv4 or IPv6 address in text; family 0 if it is neither. */
-static inline struct rdmaxfer_addr mkaddr(const char *host, __u16 port)
-{
-	struct rdmaxfer_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.port = port;
-	if (inet_pton(AF_INET, host, a.addr) == 1)
-		a.family = AF_INET;
-	else if (inet_pton(AF_INET6, host, a.addr) == 1)
-		a.family = AF_INET6;
-	return a;
-}
-
 /* Is the running kernel at least major.minor (for behaviour no interface reveals)? */
 static inline int kernel_at_least(int major, int minor)
 {
@@ -180,135 +166,6 @@ static inline unsigned char *map_anon(size_t len)
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
-}
-
-static inline int do_listen(int fd, struct rdmaxfer_addr addr, __u32 backlog, __u32 *id,
-			    __u16 *port)
-{
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = addr, .backlog = backlog };
-	int ret = xioctl(fd, RDMAXFER_IOC_LISTEN, &l);
-
-	if (!ret) {
-		*id = l.listen_id;
-		if (port)
-			*port = l.addr.port;
-	}
-	return ret;
-}
-
-/* CONNECT; *reason (if given) is the peer's reject reason. */
-static inline int do_connect(int fd, struct rdmaxfer_addr addr, __s64 tmo, __u32 *id,
-			     __u32 *reason)
-{
-	struct rdmaxfer_connect c = { .size = sizeof(c), .addr = addr, .timeout_ns = tmo };
-	int ret = xioctl(fd, RDMAXFER_IOC_CONNECT, &c);
-
-	if (reason)
-		*reason = c.reject_reason;
-	if (!ret)
-		*id = c.conn_id;
-	return ret;
-}
-
-/* ACCEPT; *peer (if given) is the peer's address. */
-static inline int do_accept(int fd, __u32 lid, __s64 tmo, __u32 *id, struct rdmaxfer_addr *peer)
-{
-	struct rdmaxfer_accept a = { .size = sizeof(a), .listen_id = lid, .timeout_ns = tmo };
-	int ret = xioctl(fd, RDMAXFER_IOC_ACCEPT, &a);
-
-	if (!ret) {
-		*id = a.conn_id;
-		if (peer)
-			*peer = a.peer;
-	}
-	return ret;
-}
-
-static inline int do_close(int fd, __u32 id)
-{
-	struct rdmaxfer_close c = { .size = sizeof(c), .id = id };
-
-	return xioctl(fd, RDMAXFER_IOC_CLOSE, &c);
-}
-
-static inline int reg_buf(int fd, const void *addr, __u64 len, __u32 access, __u32 *id)
-{
-	struct rdmaxfer_reg_buf r = {
-		.size = sizeof(r), .addr = U64_PTR(addr), .length = len, .access = access,
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_REG_BUF, &r);
-
-	if (!ret && id)
-		*id = r.buf_id;
-	return ret;
-}
-
-static inline int dereg_buf(int fd, __u32 id)
-{
-	struct rdmaxfer_dereg_buf d = { .size = sizeof(d), .buf_id = id };
-
-	return xioctl(fd, RDMAXFER_IOC_DEREG_BUF, &d);
-}
-
-static inline int do_expose(int fd, __u32 conn, __u32 buf, __u64 off, __u64 len,
-			    __u32 access, __u32 *win)
-{
-	struct rdmaxfer_expose e = {
-		.size = sizeof(e), .conn_id = conn, .buf_id = buf, .offset = off,
-		.length = len, .access = access,
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_EXPOSE, &e);
-
-	if (!ret && win)
-		*win = e.window_id;
-	return ret;
-}
-
-static inline int do_revoke(int fd, __u32 win)
-{
-	struct rdmaxfer_revoke r = { .size = sizeof(r), .window_id = win };
-
-	return xioctl(fd, RDMAXFER_IOC_REVOKE, &r);
-}
-
-/* SUBMIT; *posted (if given) is the count the kernel says it posted. */
-static inline int submit_n(int fd, struct rdmaxfer_op *ops, __u32 n, __u32 *posted)
-{
-	struct rdmaxfer_submit s = {
-		.size = sizeof(s), .count = n, .op_size = sizeof(*ops), .ops = U64_PTR(ops),
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_SUBMIT, &s);
-
-	if (posted)
-		*posted = s.count;
-	return ret;
-}
-
-/* REAP up to n completions, waiting up to tmo ns; the count, or -errno. */
-static inline int reap_n(int fd, struct rdmaxfer_completion *c, __u32 n, __s64 tmo)
-{
-	struct rdmaxfer_reap r = {
-		.size = sizeof(r), .count = n, .timeout_ns = tmo, .completions = U64_PTR(c),
-	};
-	int ret = xioctl(fd, RDMAXFER_IOC_REAP, &r);
-
-	return ret ? -ret : (int)r.count;
-}
-
-static inline int do_recv(int fd, __u32 conn, void *p, __u32 len)
-{
-	struct rdmaxfer_recv r = {
-		.size = sizeof(r), .conn_id = conn, .length = len, .addr = U64_PTR(p),
-	};
-
-	return xioctl(fd, RDMAXFER_IOC_RECV, &r);
-}
-
-static inline int get_stats(int fd, struct rdmaxfer_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return xioctl(fd, RDMAXFER_IOC_STATS, st);
 }
 
 static inline struct rdmaxfer_op mkop(__u16 opcode, __u32 conn, __u32 buf, __u64 boff,

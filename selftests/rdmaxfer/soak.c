@@ -92,7 +92,7 @@ static int wait_window(int fd, __u32 *win)
 	int n;
 
 	while (now_ns() < end) {
-		n = reap_n(fd, &c, 1, 200 * MS);
+		n = rdx_reap(fd, &c, 1, 200 * MS);
 		if (n < 0)
 			return -n;
 		if (!n)
@@ -121,7 +121,7 @@ static int take_ops(int fd, unsigned int posted, int *failed)
 
 	*failed = 0;
 	while (got < posted && now_ns() < end) {
-		n = reap_n(fd, c, 8, 200 * MS);
+		n = rdx_reap(fd, c, 8, 200 * MS);
 		if (n < 0) {
 			count_err(S_COMPLETION, -n);
 			return -1;
@@ -145,10 +145,11 @@ static int take_ops(int fd, unsigned int posted, int *failed)
 /* Is connection @id of @fd down (or gone with its device)? */
 static int conn_down(int fd, __u32 id)
 {
-	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .conn_id = id };
+	struct rdmaxfer_conn_info ci;
+	int e = rdx_query_conn(fd, id, &ci);
 
-	if (ioctl(fd, RDMAXFER_IOC_QUERY_CONN, &ci))
-		return errno == ENOTCONN || errno == ENODEV;
+	if (e)
+		return e == ENOTCONN || e == ENODEV;
 	return ci.state == RDMAXFER_CONN_DISCONNECTED;
 }
 
@@ -166,30 +167,30 @@ static int round_trip(unsigned char *cmem, unsigned char *smem)
 		count_err(S_OPEN, errno);
 		goto out;
 	}
-	e = do_listen(srv, mkaddr(addr4, 0), 1, &lid, &port);
+	e = rdx_listen(srv, rdx_addr(addr4, 0), 1, &lid, &port);
 	if (e) {
 		count_err(S_LISTEN, e);
 		goto out;
 	}
-	e = do_connect(cli, mkaddr(addr4, port), STEP_TMO, &cconn, NULL);
+	e = rdx_connect(cli, rdx_addr(addr4, port), STEP_TMO, &cconn, NULL);
 	if (e) {
 		count_err(S_CONNECT, e);
 		goto out;
 	}
-	e = do_accept(srv, lid, STEP_TMO, &sconn, NULL);
+	e = rdx_accept(srv, lid, STEP_TMO, &sconn, NULL);
 	if (e) {
 		count_err(S_ACCEPT, e);
 		goto out;
 	}
-	e = reg_buf(cli, cmem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cbuf);
+	e = rdx_reg_buf(cli, cmem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cbuf);
 	if (!e)
-		e = reg_buf(srv, smem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sbuf);
+		e = rdx_reg_buf(srv, smem, BUF_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sbuf);
 	if (e) {
 		count_err(S_REG, e);
 		goto out;
 	}
-	e = do_expose(srv, sconn, sbuf, 0, BUF_LEN,
-		      RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE, &win);
+	e = rdx_expose(srv, sconn, sbuf, 0, BUF_LEN,
+		       RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE, &win);
 	if (e) {
 		count_err(S_EXPOSE, e);
 		goto out;
@@ -202,7 +203,7 @@ static int round_trip(unsigned char *cmem, unsigned char *smem)
 	ops[0] = mkop(RDMAXFER_OP_WRITE, cconn, cbuf, 0, rwin, 0, BUF_LEN, 0);
 	ops[1] = mkop(RDMAXFER_OP_READ, cconn, cbuf, 0, rwin, 0, BUF_LEN, 1);
 	ops[2] = mkop(RDMAXFER_OP_SEND, cconn, cbuf, 0, 0, 0, 64, 2);
-	e = submit_n(cli, ops, NOPS, &posted);
+	e = rdx_submit(cli, ops, NOPS, &posted);
 	if (e && e != EINTR) {
 		count_err(S_SUBMIT, e);
 		goto out;
@@ -226,7 +227,7 @@ static int round_trip(unsigned char *cmem, unsigned char *smem)
 	 * operation, or when the device went away after the operations completed.
 	 * ENOENT is right then, and only then.
 	 */
-	e = do_revoke(srv, win);
+	e = rdx_revoke(srv, win);
 	if (e && e != ENOTCONN && !(e == ENOENT && (failed || conn_down(srv, sconn))))
 		count_err(S_REVOKE, e);
 	ok = !failed && !e && posted == NOPS;

@@ -83,6 +83,8 @@
 
 #include <linux/rdmaxfer.h>
 
+#include "librdmaxfer.h"
+
 #define DEVPATH "/dev/" RDMAXFER_DEVNAME
 #define U64_PTR(p) ((__u64)(uintptr_t)(p))
 #define SEC 1000000000LL
@@ -96,22 +98,17 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* An ioctl on the one open file: 0 or the errno. */
 static int xioctl(unsigned long cmd, void *arg)
 {
-	return ioctl(fd, cmd, arg) ? errno : 0;
+	return rdx_ioctl(fd, cmd, arg);
 }
 
 static struct rdmaxfer_addr mkaddr(const char *host, unsigned int port)
 {
-	struct rdmaxfer_addr a;
+	struct rdmaxfer_addr a = rdx_addr(host, port);
 
-	memset(&a, 0, sizeof(a));
-	a.port = port;
-	if (inet_pton(AF_INET, host, a.addr) == 1)
-		a.family = AF_INET;
-	else if (inet_pton(AF_INET6, host, a.addr) == 1)
-		a.family = AF_INET6;
-	else
+	if (!a.family)
 		die("address", EINVAL);
 	return a;
 }
@@ -142,38 +139,30 @@ static void *map(size_t len)
 
 static __u32 reg(void *p, __u64 len)
 {
-	struct rdmaxfer_reg_buf r = {
-		.size = sizeof(r), .addr = U64_PTR(p), .length = len,
-		.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
-	};
-	int e = xioctl(RDMAXFER_IOC_REG_BUF, &r);
+	__u32 id;
+	int e = rdx_reg_buf(fd, p, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
 
 	if (e)
 		die("REG_BUF", e);
-	return r.buf_id;
+	return id;
 }
 
 /* One completion or event; 0 if none came within tmo. */
 static int reap1(struct rdmaxfer_completion *c, __s64 tmo)
 {
-	struct rdmaxfer_reap r = {
-		.size = sizeof(r), .count = 1, .timeout_ns = tmo, .completions = U64_PTR(c),
-	};
-	int e;
+	int n;
 
 	do
-		e = xioctl(RDMAXFER_IOC_REAP, &r);
-	while (e == EINTR);
-	if (e)
-		die("REAP", e);
-	return r.count;
+		n = rdx_reap(fd, c, 1, tmo);
+	while (n == -EINTR);
+	if (n < 0)
+		die("REAP", -n);
+	return n;
 }
 
 static void close_id(__u32 id)
 {
-	struct rdmaxfer_close c = { .size = sizeof(c), .id = id };
-
-	xioctl(RDMAXFER_IOC_CLOSE, &c);
+	rdx_close(fd, id);
 }
 
 static int serve(const char *host, unsigned int port, __u64 size, long count)
@@ -283,13 +272,10 @@ static int idle(const char *host, unsigned int port)
 
 static int submit1(struct rdmaxfer_op *op)
 {
-	struct rdmaxfer_submit s = {
-		.size = sizeof(s), .count = 1, .op_size = sizeof(*op), .ops = U64_PTR(op),
-	};
 	int e;
 
 	do
-		e = xioctl(RDMAXFER_IOC_SUBMIT, &s);
+		e = rdx_submit(fd, op, 1, NULL);
 	while (e == EINTR);
 	return e;
 }

@@ -63,7 +63,7 @@ static const char *test_addr6;	/* test_env()->addr6 */
 
 static int addr_is(const struct rdmaxfer_addr *a, const char *host)
 {
-	struct rdmaxfer_addr b = mkaddr(host, 0);
+	struct rdmaxfer_addr b = rdx_addr(host, 0);
 
 	if (a->family != b.family)
 		return 0;
@@ -107,22 +107,7 @@ static long long first_diff(const void *a, const void *b, size_t len)
 
 static int submit(int fd, struct rdmaxfer_op *ops, __u32 n)
 {
-	return submit_n(fd, ops, n, NULL);
-}
-
-static int query_conn(int fd, __u32 id, struct rdmaxfer_conn_info *ci)
-{
-	memset(ci, 0, sizeof(*ci));
-	ci->size = sizeof(*ci);
-	ci->conn_id = id;
-	return xioctl(fd, RDMAXFER_IOC_QUERY_CONN, ci);
-}
-
-static int get_info(int fd, struct rdmaxfer_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	return xioctl(fd, RDMAXFER_IOC_GET_INFO, info);
+	return rdx_submit(fd, ops, n, NULL);
 }
 
 static void nop_handler(int sig)
@@ -133,22 +118,15 @@ static void nop_handler(int sig)
 /* The device index of the RDMA device called name, or -1. */
 static long device_index(int fd, const char *name)
 {
-	struct rdmaxfer_list_devices ld = { .size = sizeof(ld) };
 	struct rdmaxfer_device_info di;
-	__u32 idx[16];
+	__u32 idx[16], n;
 	unsigned int i;
 
-	ld.count = 16;
-	ld.indexes = U64_PTR(idx);
-	if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld))
+	if (rdx_list_devices(fd, idx, 16, &n))
 		return -1;
-	for (i = 0; i < ld.count && i < 16; i++) {
-		memset(&di, 0, sizeof(di));
-		di.size = sizeof(di);
-		di.index = idx[i];
-		if (!ioctl(fd, RDMAXFER_IOC_QUERY_DEVICE, &di) && !strcmp(di.name, name))
+	for (i = 0; i < n && i < 16; i++)
+		if (!rdx_query_device(fd, idx[i], &di) && !strcmp(di.name, name))
 			return idx[i];
-	}
 	return -1;
 }
 
@@ -192,15 +170,11 @@ static int matches(const struct want *w, const struct rdmaxfer_completion *c)
 /* REAP straight from the kernel: the number returned, or -errno. */
 static int reap_raw(int fd, struct rdmaxfer_completion *c, __u32 n, __s64 tmo)
 {
-	struct rdmaxfer_reap r = {
-		.size = sizeof(r), .count = n, .timeout_ns = tmo, .completions = U64_PTR(c),
-	};
+	int got = rdx_reap(fd, c, n, tmo);
 
-	if (ioctl(fd, RDMAXFER_IOC_REAP, &r))
-		return -errno;
-	if (r.count > n)
+	if (got > 0 && (__u32)got > n)
 		return -ERANGE;	/* wrote past the capacity: a kernel bug */
-	return r.count;
+	return got;
 }
 
 /* 1: *out is the oldest match; 0: none within tmo; -errno: REAP failed. */
@@ -297,7 +271,7 @@ static __u32 expose_wait(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *
 	struct rdmaxfer_completion c;
 	__u32 win = 0;
 
-	ASSERT_EQ(0, do_expose(self->srv, self->sconn, buf, off, len, access, &win))
+	ASSERT_EQ(0, rdx_expose(self->srv, self->sconn, buf, off, len, access, &win))
 		TH_LOG("EXPOSE buf %u offset %llu length %llu access %#x", buf, ULL(off),
 		       ULL(len), access);
 	ASSERT_NE(0, win);
@@ -321,28 +295,28 @@ FIXTURE_SETUP(xfer)
 	ASSERT_LE(0, self->srv) TH_LOG("open " DEVPATH ": %s", strerror(errno));
 	self->cli = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->cli);
-	ASSERT_EQ(0, get_info(self->srv, &self->info));
+	ASSERT_EQ(0, rdx_get_info(self->srv, &self->info));
 
-	ASSERT_EQ(0, do_listen(self->srv, mkaddr(test_addr4, 0), 0, &self->lid, &self->port));
+	ASSERT_EQ(0, rdx_listen(self->srv, rdx_addr(test_addr4, 0), 0, &self->lid, &self->port));
 	ASSERT_NE(0, self->lid);
 	ASSERT_NE(0, self->port);
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC,
-				&self->cconn, &reason))
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC,
+				 &self->cconn, &reason))
 		TH_LOG("CONNECT %s port %u: reject_reason %u", test_addr4, self->port, reason);
 	ASSERT_NE(0, self->cconn);
-	ASSERT_EQ(0, do_accept(self->srv, self->lid, 10 * SEC, &self->sconn, &peer));
+	ASSERT_EQ(0, rdx_accept(self->srv, self->lid, 10 * SEC, &self->sconn, &peer));
 	ASSERT_NE(0, self->sconn);
-	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &self->ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &self->ci));
 	ASSERT_LT(0, self->ci.max_op_size);
 
 	self->smem = map_anon(SBUF_LEN);
 	self->cmem = map_anon(CBUF_LEN);
 	ASSERT_TRUE(self->smem != NULL);
 	ASSERT_TRUE(self->cmem != NULL);
-	ASSERT_EQ(0, reg_buf(self->srv, self->smem, SBUF_LEN,
-			     RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->sbuf));
-	ASSERT_EQ(0, reg_buf(self->cli, self->cmem, CBUF_LEN,
-			     RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->cbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, self->smem, SBUF_LEN,
+				 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->sbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, self->cmem, CBUF_LEN,
+				 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->cbuf));
 	self->win = expose_wait(_metadata, self, self->sbuf, 0, SBUF_LEN,
 				RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE);
 }
@@ -396,7 +370,7 @@ static void run_ops(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *self,
 		if (k) {
 			__u32 got = 0;
 
-			r = submit_n(self->cli, ops + posted, k, &got);
+			r = rdx_submit(self->cli, ops + posted, k, &got);
 			ASSERT_EQ(0, r) TH_LOG("SUBMIT of %u ops (op %u: opcode %u length %llu): %s",
 					       k, posted, ops[posted].opcode,
 					       ULL(ops[posted].length), strerror(r));
@@ -513,7 +487,7 @@ TEST_F(xfer, query_conn_both_sides)
 	if (dev >= 0)
 		EXPECT_EQ(dev, c->dev_index);
 
-	ASSERT_EQ(0, query_conn(self->srv, self->sconn, &s));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &s));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, s.state);
 	EXPECT_EQ(self->port, s.local.port);
 	EXPECT_EQ(c->local.port, s.peer.port);
@@ -531,17 +505,17 @@ TEST_F(xfer, accept_reports_peer_and_event)
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_CONNECTED, self->lid, 0, &c, EVENT_TMO));
 	EXPECT_EQ(0, c.user_data);
 
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC, &conn2, NULL));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC, &conn2, NULL));
 	EXPECT_NE(self->cconn, conn2);
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_CONNECTED, self->lid, 0, &c, EVENT_TMO));
-	ASSERT_EQ(0, do_accept(self->srv, self->lid, 0, &sconn2, &peer));
+	ASSERT_EQ(0, rdx_accept(self->srv, self->lid, 0, &sconn2, &peer));
 	EXPECT_NE(self->sconn, sconn2);
 	EXPECT_EQ(sconn2, c.value);	/* the event names the connection */
 	EXPECT_TRUE(addr_is(&peer, test_addr4));
 	EXPECT_NE(0, peer.port);
 	/* nothing else queued: timeout 0 is EAGAIN, a short timeout ETIMEDOUT */
-	EXPECT_EQ(EAGAIN, do_accept(self->srv, self->lid, 0, &sconn2, NULL));
-	EXPECT_EQ(ETIMEDOUT, do_accept(self->srv, self->lid, 50 * MS, &sconn2, NULL));
+	EXPECT_EQ(EAGAIN, rdx_accept(self->srv, self->lid, 0, &sconn2, NULL));
+	EXPECT_EQ(ETIMEDOUT, rdx_accept(self->srv, self->lid, 50 * MS, &sconn2, NULL));
 }
 
 TEST_F(xfer, many_clients_one_listener)
@@ -552,12 +526,12 @@ TEST_F(xfer, many_clients_one_listener)
 	__u16 port;
 	int i, j;
 
-	ASSERT_EQ(0, do_listen(self->srv, mkaddr(test_addr4, 0), 8, &lid, &port));
+	ASSERT_EQ(0, rdx_listen(self->srv, rdx_addr(test_addr4, 0), 8, &lid, &port));
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, port), 10 * SEC,
-					&cc[i], NULL)) TH_LOG("client %d", i);
+		ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, port), 10 * SEC,
+					 &cc[i], NULL)) TH_LOG("client %d", i);
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, do_accept(self->srv, lid, 5 * SEC, &sc[i], &peer));
+		ASSERT_EQ(0, rdx_accept(self->srv, lid, 5 * SEC, &sc[i], &peer));
 		ports[i] = peer.port;
 		for (j = 0; j < i; j++) {
 			EXPECT_NE(sc[j], sc[i]);
@@ -565,7 +539,7 @@ TEST_F(xfer, many_clients_one_listener)
 		}
 	}
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, query_conn(self->cli, cc[i], &ci));
+		ASSERT_EQ(0, rdx_query_conn(self->cli, cc[i], &ci));
 		EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
 		for (j = 0; j < 4 && ports[j] != ci.local.port; j++)
 			;
@@ -578,35 +552,35 @@ TEST_F(xfer, backlog_full_is_refused)
 	__u32 lid, c1, c2, reason = 0;
 	__u16 port;
 
-	ASSERT_EQ(0, do_listen(self->srv, mkaddr(test_addr4, 0), 1, &lid, &port));
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, port), 10 * SEC, &c1, NULL));
-	EXPECT_EQ(ECONNREFUSED, do_connect(self->cli, mkaddr(test_addr4, port), 10 * SEC,
-					   &c2, &reason));
+	ASSERT_EQ(0, rdx_listen(self->srv, rdx_addr(test_addr4, 0), 1, &lid, &port));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, port), 10 * SEC, &c1, NULL));
+	EXPECT_EQ(ECONNREFUSED, rdx_connect(self->cli, rdx_addr(test_addr4, port), 10 * SEC,
+					    &c2, &reason));
 	EXPECT_EQ(RDMAXFER_REJECT_BACKLOG, reason);
 }
 
 TEST_F(xfer, listen_wildcard_and_default_port)
 {
-	struct rdmaxfer_addr any = mkaddr("0.0.0.0", 0);
+	struct rdmaxfer_addr any = rdx_addr("0.0.0.0", 0);
 	__u32 lid, conn, sconn, reason = 0;
 	__u16 port;
 	int ret;
 
-	ASSERT_EQ(0, do_listen(self->srv, any, 0, &lid, &port));
+	ASSERT_EQ(0, rdx_listen(self->srv, any, 0, &lid, &port));
 	EXPECT_NE(0, port);
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, port), 10 * SEC, &conn, NULL));
-	ASSERT_EQ(0, do_accept(self->srv, lid, 5 * SEC, &sconn, NULL));
-	ASSERT_EQ(0, do_close(self->srv, lid));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, port), 10 * SEC, &conn, NULL));
+	ASSERT_EQ(0, rdx_accept(self->srv, lid, 5 * SEC, &sconn, NULL));
+	ASSERT_EQ(0, rdx_close(self->srv, lid));
 
 	/* CONNECT to port 0 means RDMAXFER_DEFAULT_PORT */
-	ret = do_listen(self->srv, mkaddr(test_addr4, RDMAXFER_DEFAULT_PORT), 0, &lid, &port);
+	ret = rdx_listen(self->srv, rdx_addr(test_addr4, RDMAXFER_DEFAULT_PORT), 0, &lid, &port);
 	if (ret == EADDRINUSE)
 		SKIP(return, "port %u is in use", RDMAXFER_DEFAULT_PORT);
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(RDMAXFER_DEFAULT_PORT, port);
-	EXPECT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, 0), 10 * SEC, &conn, &reason))
+	EXPECT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, 0), 10 * SEC, &conn, &reason))
 		TH_LOG("reject_reason %u", reason);
-	EXPECT_EQ(0, do_accept(self->srv, lid, 5 * SEC, &sconn, NULL));
+	EXPECT_EQ(0, rdx_accept(self->srv, lid, 5 * SEC, &sconn, NULL));
 }
 
 TEST_F(xfer, ipv6_connection_moves_data)
@@ -617,19 +591,19 @@ TEST_F(xfer, ipv6_connection_moves_data)
 	__u32 lid, conn, sconn, win, reason = 0;
 	__u16 port;
 
-	ASSERT_EQ(0, do_listen(self->srv, mkaddr(test_addr6, 0), 0, &lid, &port));
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr6, port), 10 * SEC, &conn, &reason))
+	ASSERT_EQ(0, rdx_listen(self->srv, rdx_addr(test_addr6, 0), 0, &lid, &port));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr6, port), 10 * SEC, &conn, &reason))
 		TH_LOG("CONNECT [%s]:%u: reject_reason %u", test_addr6, port, reason);
-	ASSERT_EQ(0, do_accept(self->srv, lid, 5 * SEC, &sconn, &peer));
+	ASSERT_EQ(0, rdx_accept(self->srv, lid, 5 * SEC, &sconn, &peer));
 	EXPECT_EQ(AF_INET6, peer.family);
 	EXPECT_TRUE(addr_is(&peer, test_addr6));
-	ASSERT_EQ(0, query_conn(self->cli, conn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, conn, &ci));
 	EXPECT_EQ(AF_INET6, ci.local.family);
 	EXPECT_TRUE(addr_is(&ci.peer, test_addr6));
 	EXPECT_EQ(port, ci.peer.port);
 
-	ASSERT_EQ(0, do_expose(self->srv, sconn, self->sbuf, 4096, 8192,
-			       RDMAXFER_REMOTE_WRITE, &win));
+	ASSERT_EQ(0, rdx_expose(self->srv, sconn, self->sbuf, 4096, 8192,
+				RDMAXFER_REMOTE_WRITE, &win));
 	ASSERT_EQ(1, wait_event(self->cli, RDMAXFER_EVENT_WINDOW, conn, win, &ev, EVENT_TMO));
 	fill(self->cmem, 8192, 66);
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, conn, self->cbuf, 0, win, 0, 8192, 0), &c);
@@ -656,8 +630,8 @@ TEST_F(xfer, poll_reports_completions)
 	EXPECT_EQ(0, poll(&p, 1, 0));
 
 	/* events wake poll too: a window advert on the client */
-	ASSERT_EQ(0, do_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
-			       RDMAXFER_REMOTE_READ, NULL));
+	ASSERT_EQ(0, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
+				RDMAXFER_REMOTE_READ, NULL));
 	ASSERT_EQ(1, poll(&p, 1, 10000));
 	EXPECT_TRUE(p.revents & POLLIN);
 }
@@ -737,7 +711,7 @@ static void integrity(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *sel
 		       ULL(self->ci.max_window_size));
 		wlen = self->ci.max_window_size;
 	}
-	ASSERT_EQ(0, reg_buf(self->srv, smem, slen, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, smem, slen, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sbuf));
 	win = expose_wait(_metadata, self, sbuf, 0, wlen,
 			  RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE);
 
@@ -761,8 +735,8 @@ static void integrity(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *sel
 			       i, ULL(t->size), ULL(roff));
 			continue;
 		}
-		ASSERT_EQ(0, reg_buf(self->cli, cmem + t->mis, reglen,
-				     RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cbuf))
+		ASSERT_EQ(0, rdx_reg_buf(self->cli, cmem + t->mis, reglen,
+					 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cbuf))
 			TH_LOG("case %u: REG_BUF at page offset %u, %llu bytes", i, t->mis,
 			       ULL(reglen));
 		fill(src, t->size, 2 * i + 1);
@@ -785,7 +759,7 @@ static void integrity(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *sel
 			TH_LOG("%s %llu bytes: %.1f MiB/s", opcode == RDMAXFER_OP_WRITE ?
 			       "WRITE" : "READ", ULL(t->size),
 			       t->size / (double)MiB / ((now_ns() - t0) / (double)SEC));
-		ASSERT_EQ(0, dereg_buf(self->cli, cbuf));
+		ASSERT_EQ(0, rdx_dereg_buf(self->cli, cbuf));
 	}
 	free(shadow);
 }
@@ -815,8 +789,8 @@ TEST_F_TIMEOUT(xfer, max_op_size, 120)
 	s = map_anon(m + 4096);
 	c = map_anon(m + 4096);
 	ASSERT_TRUE(s != NULL && c != NULL);
-	ASSERT_EQ(0, reg_buf(self->srv, s, m + 4096, RDMAXFER_BUF_WRITE | RDMAXFER_BUF_READ, &sb));
-	ASSERT_EQ(0, reg_buf(self->cli, c, m + 4096, RDMAXFER_BUF_WRITE | RDMAXFER_BUF_READ, &cb));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, s, m + 4096, RDMAXFER_BUF_WRITE | RDMAXFER_BUF_READ, &sb));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, c, m + 4096, RDMAXFER_BUF_WRITE | RDMAXFER_BUF_READ, &cb));
 	win = expose_wait(_metadata, self, sb, 0, m + 4096,
 			  RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_READ);
 	fill(c, m + 1, 5);
@@ -867,15 +841,15 @@ TEST_F(xfer, send_and_recv)
 	r.length = 99;
 	r.addr = U64_PTR(got);
 	memset(got, 0xee, 128);
-	EXPECT_EQ(EMSGSIZE, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EMSGSIZE, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(100, r.length);
 	r.length = 128;
-	ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(100, r.length);
 	EXPECT_EQ(-1, first_diff(got, self->cmem, 100));
 	EXPECT_EQ(0xee, got[100]);	/* nothing past the message */
 	r.length = 128;
-	EXPECT_EQ(EAGAIN, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EAGAIN, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 
 	/* three messages, from unaligned offsets, up to max_send_size: in order */
 	for (i = 0; i < 3; i++) {
@@ -892,13 +866,13 @@ TEST_F(xfer, send_and_recv)
 					EVENT_TMO));
 		EXPECT_EQ(lens[i], ev.bytes);
 		r.length = msz + 16;
-		ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+		ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 		EXPECT_EQ(lens[i], r.length);
 		EXPECT_EQ(-1, first_diff(got, want, lens[i])) TH_LOG("message %d", i);
 		free(want);
 	}
 	r.length = msz + 16;
-	EXPECT_EQ(EAGAIN, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EAGAIN, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	free(got);
 }
 
@@ -928,7 +902,7 @@ TEST_F_TIMEOUT(xfer, send_burst_with_receiver, 120)
 				       OP_TMO) != 1)
 				_exit(10);
 			r.length = 4;
-			if (xioctl(self->srv, RDMAXFER_IOC_RECV, &r) || r.length != 4)
+			if (rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r) || r.length != 4)
 				_exit(11);
 			if (v != i)
 				_exit(12);
@@ -1014,9 +988,9 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO));
 		EXPECT_EQ(0, c.status);
 	}
-	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
-	ASSERT_EQ(0, query_conn(self->srv, self->sconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
 
 	/* a batch that cannot go out stops at the signal: EINTR, none posted */
@@ -1024,7 +998,7 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 		ops[i] = mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 4 * (n + i), 0, 0, 4,
 			      n + i);
 	alarm_ms(500);
-	e = submit_n(self->cli, ops, 8, &posted);
+	e = rdx_submit(self->cli, ops, 8, &posted);
 	alarm_ms(0);
 	EXPECT_EQ(EINTR, e);
 	EXPECT_EQ(0, stray_ops(self->cli, 200 * MS));
@@ -1035,11 +1009,11 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 		ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_RECV, self->sconn, 0, &ev,
 					EVENT_TMO)) TH_LOG("message %u of %u", got, n);
 		r.length = 4;
-		ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+		ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 		EXPECT_EQ(got, v);
 	}
 	alarm_ms(10000);
-	e = submit_n(self->cli, ops, 8, &posted);
+	e = rdx_submit(self->cli, ops, 8, &posted);
 	alarm_ms(0);
 	ASSERT_EQ(0, e) TH_LOG("SUBMIT after the receiver took everything: %s", strerror(e));
 	EXPECT_EQ(8, posted);
@@ -1051,11 +1025,11 @@ TEST_F_TIMEOUT(xfer, send_back_pressure, 90)
 		ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_RECV, self->sconn, 0, &ev,
 					EVENT_TMO));
 		r.length = 4;
-		ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+		ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 		EXPECT_EQ(got, v);
 	}
 	r.length = 4;
-	EXPECT_EQ(EAGAIN, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EAGAIN, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	/* and nothing dropped the connection */
 	EXPECT_EQ(0, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, 0, 0, &ev, 0));
 	EXPECT_EQ(0, wait_event(self->cli, RDMAXFER_EVENT_DISCONNECTED, 0, 0, &ev, 0));
@@ -1106,7 +1080,7 @@ TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
 	EXPECT_EQ(0, __atomic_load_n(&b.returned, __ATOMIC_ACQUIRE))
 		TH_LOG("SUBMIT returned %s without a credit", strerror(b.err));
 	t0 = now_ns();
-	ASSERT_EQ(0, do_close(self->cli, self->cconn));
+	ASSERT_EQ(0, rdx_close(self->cli, self->cconn));
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(ENOTCONN, b.err);
 	EXPECT_GT(SEC, b.returned - t0) TH_LOG("SUBMIT returned %lld ms after CLOSE",
@@ -1116,8 +1090,8 @@ TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, self->sconn, 0, &ev,
 				EVENT_TMO));
 	EXPECT_EQ(0, ev.status);
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC,
-				&self->cconn, NULL));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC,
+				 &self->cconn, NULL));
 }
 
 /* Messages stay readable after the connection went down, until it is closed. */
@@ -1132,23 +1106,23 @@ TEST_F(xfer, recv_after_disconnect)
 		&c);
 	run_one(_metadata, self, mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 6, 0, 0, 7, 0),
 		&c);
-	ASSERT_EQ(0, do_close(self->cli, self->cconn));
+	ASSERT_EQ(0, rdx_close(self->cli, self->cconn));
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, self->sconn, 0, &ev,
 				EVENT_TMO));
 	EXPECT_EQ(0, ev.status);	/* the peer closed it */
 	r.addr = U64_PTR(got);
 	r.length = sizeof(got);
-	ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(6, r.length);
 	EXPECT_STREQ("first", got);
 	r.length = sizeof(got);
-	ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(7, r.length);
 	EXPECT_STREQ("second", got);
 	r.length = sizeof(got);
-	EXPECT_EQ(EAGAIN, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
-	ASSERT_EQ(0, do_close(self->srv, self->sconn));
-	EXPECT_EQ(ENOENT, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EAGAIN, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
+	EXPECT_EQ(ENOENT, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 }
 
 TEST_F(xfer, write_imm_notifies_target)
@@ -1193,9 +1167,9 @@ TEST_F(xfer, write_imm_notifies_target)
 /* Does the device of the connection do atomics? */
 static int has_atomics(FIXTURE_DATA(xfer) *self)
 {
-	struct rdmaxfer_device_info di = { .size = sizeof(di), .index = self->ci.dev_index };
+	struct rdmaxfer_device_info di;
 
-	if (ioctl(self->cli, RDMAXFER_IOC_QUERY_DEVICE, &di))
+	if (rdx_query_device(self->cli, self->ci.dev_index, &di))
 		return 0;
 	return !!(di.caps & RDMAXFER_DEVICE_CAP_ATOMIC);
 }
@@ -1227,7 +1201,7 @@ TEST_F(xfer, atomics_cas_fadd)
 	slot[1] = 1000;
 	slot[2] = ~0ULL;
 	slot[511] = 7;
-	ASSERT_EQ(0, reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf));
 	win = expose_wait(_metadata, self, buf, 0, 4096,
 			  RDMAXFER_REMOTE_ATOMIC | RDMAXFER_REMOTE_READ);
 	memcpy(before, slot, sizeof(before));
@@ -1275,7 +1249,7 @@ TEST_F(xfer, atomics_count_exactly)
 		SKIP(return, "the device has no atomics");
 	ASSERT_TRUE(mem != NULL);
 	slot[3] = 1000;
-	ASSERT_EQ(0, reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_WRITE, &buf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_WRITE, &buf));
 	win = expose_wait(_metadata, self, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
 	for (i = 0; i < 64; i++)
 		ops[i] = atomic_op(self, RDMAXFER_OP_FADD, win, 24, 3, 0);
@@ -1415,11 +1389,11 @@ TEST_F(xfer, stats_count_ops_and_bytes)
 	if (atom) {
 		amem = map_anon(4096);
 		ASSERT_TRUE(amem != NULL);
-		ASSERT_EQ(0, reg_buf(self->srv, amem, 4096, RDMAXFER_BUF_WRITE, &abuf));
+		ASSERT_EQ(0, rdx_reg_buf(self->srv, amem, 4096, RDMAXFER_BUF_WRITE, &abuf));
 		awin = expose_wait(_metadata, self, abuf, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
 	}
-	ASSERT_EQ(0, get_stats(self->cli, &c_0));
-	ASSERT_EQ(0, get_stats(self->srv, &s_0));
+	ASSERT_EQ(0, rdx_stats(self->cli, &c_0));
+	ASSERT_EQ(0, rdx_stats(self->srv, &s_0));
 
 	/* what the files hold now */
 	EXPECT_EQ(1, c_0.num_conns);
@@ -1451,8 +1425,8 @@ TEST_F(xfer, stats_count_ops_and_bytes)
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_RECV, 0, 0, &ev, EVENT_TMO));
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_WRITE_IMM, 0, 0, &ev, EVENT_TMO));
 
-	ASSERT_EQ(0, get_stats(self->cli, &c_1));
-	ASSERT_EQ(0, get_stats(self->srv, &s_1));
+	ASSERT_EQ(0, rdx_stats(self->cli, &c_1));
+	ASSERT_EQ(0, rdx_stats(self->srv, &s_1));
 #define D(st, f) (st##_1.f - st##_0.f)
 	EXPECT_EQ(2, D(c, file.ops[RDMAXFER_OP_WRITE]));
 	EXPECT_EQ(5003, D(c, file.bytes[RDMAXFER_OP_WRITE]));
@@ -1492,19 +1466,19 @@ TEST_F(xfer, stats_track_buffers_and_windows)
 	__u32 buf, win;
 
 	ASSERT_TRUE(m != NULL);
-	ASSERT_EQ(0, get_stats(self->srv, &a));
+	ASSERT_EQ(0, rdx_stats(self->srv, &a));
 	/* 8192 bytes at page offset 1 span three pages */
-	ASSERT_EQ(0, reg_buf(self->srv, m + 1, 8192, RDMAXFER_BUF_READ, &buf));
-	ASSERT_EQ(0, get_stats(self->srv, &b));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m + 1, 8192, RDMAXFER_BUF_READ, &buf));
+	ASSERT_EQ(0, rdx_stats(self->srv, &b));
 	EXPECT_EQ(a.num_bufs + 1, b.num_bufs);
 	EXPECT_LE(a.pinned_bytes + 8192, b.pinned_bytes);
 	EXPECT_GE(a.pinned_bytes + 3 * 4096, b.pinned_bytes);
 	win = expose_wait(_metadata, self, buf, 0, 8192, RDMAXFER_REMOTE_READ);
-	ASSERT_EQ(0, get_stats(self->srv, &b));
+	ASSERT_EQ(0, rdx_stats(self->srv, &b));
 	EXPECT_EQ(a.num_windows + 1, b.num_windows);
-	ASSERT_EQ(0, do_revoke(self->srv, win));
-	ASSERT_EQ(0, dereg_buf(self->srv, buf));
-	ASSERT_EQ(0, get_stats(self->srv, &b));
+	ASSERT_EQ(0, rdx_revoke(self->srv, win));
+	ASSERT_EQ(0, rdx_dereg_buf(self->srv, buf));
+	ASSERT_EQ(0, rdx_stats(self->srv, &b));
 	EXPECT_EQ(a.num_bufs, b.num_bufs);
 	EXPECT_EQ(a.num_windows, b.num_windows);
 	EXPECT_EQ(a.pinned_bytes, b.pinned_bytes);
@@ -1519,16 +1493,16 @@ TEST_F(xfer, stats_size_rules)
 
 	memset(&big, 0, sizeof(big));
 	big.st.size = sizeof(big);
-	EXPECT_EQ(0, xioctl(self->cli, RDMAXFER_IOC_STATS, &big));
+	EXPECT_EQ(0, rdx_ioctl(self->cli, RDMAXFER_IOC_STATS, &big));
 	EXPECT_EQ(1, big.st.num_conns);
 	EXPECT_EQ(0, big.tail[0] | big.tail[1]);
 	big.tail[1] = 1;
-	EXPECT_EQ(E2BIG, xioctl(self->cli, RDMAXFER_IOC_STATS, &big));
+	EXPECT_EQ(E2BIG, rdx_ioctl(self->cli, RDMAXFER_IOC_STATS, &big));
 	big.st.size = 8;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_STATS, &big));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_STATS, &big));
 	big.st.size = sizeof(big.st);
 	big.st.flags = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_STATS, &big));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_STATS, &big));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1541,31 +1515,31 @@ TEST_F(xfer, close_conn_peer_sees_disconnected)
 	struct rdmaxfer_stats st;
 	struct rdmaxfer_op op;
 
-	ASSERT_EQ(0, do_close(self->cli, self->cconn));
+	ASSERT_EQ(0, rdx_close(self->cli, self->cconn));
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, self->sconn, 0, &ev,
 				EVENT_TMO));
 	EXPECT_EQ(0, ev.status);	/* the peer closed it */
 	EXPECT_EQ(0, ev.user_data);
 
 	/* the closed id is gone on the client */
-	EXPECT_EQ(ENOENT, query_conn(self->cli, self->cconn, &ci));
+	EXPECT_EQ(ENOENT, rdx_query_conn(self->cli, self->cconn, &ci));
 	op = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0, 1, 0);
 	EXPECT_EQ(ENOENT, submit(self->cli, &op, 1));
-	EXPECT_EQ(ENOENT, do_close(self->cli, self->cconn));
+	EXPECT_EQ(ENOENT, rdx_close(self->cli, self->cconn));
 
 	/* the server's id stays until it closes it, and says so */
-	ASSERT_EQ(0, query_conn(self->srv, self->sconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_DISCONNECTED, ci.state);
 	op = mkop(RDMAXFER_OP_SEND, self->sconn, self->sbuf, 0, 0, 0, 1, 0);
 	EXPECT_EQ(ENOTCONN, submit(self->srv, &op, 1));
-	EXPECT_EQ(ENOTCONN, do_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
-				      RDMAXFER_REMOTE_READ, NULL));
-	ASSERT_EQ(0, do_close(self->srv, self->sconn));
+	EXPECT_EQ(ENOTCONN, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
+				       RDMAXFER_REMOTE_READ, NULL));
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
 	/* its windows went with it, and the buffer is free */
-	ASSERT_EQ(0, get_stats(self->srv, &st));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(0, st.num_windows);
 	EXPECT_EQ(0, st.num_conns);
-	EXPECT_EQ(0, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
 	EXPECT_EQ(0, stray_ops(self->srv, 0));
 	EXPECT_EQ(0, stray_ops(self->cli, 0));
 }
@@ -1580,14 +1554,14 @@ TEST_F(xfer, close_fd_peer_sees_disconnected)
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_DISCONNECTED, self->sconn, 0, &ev,
 				EVENT_TMO));
 	EXPECT_EQ(0, ev.status);	/* closing the file closes its connections */
-	ASSERT_EQ(0, query_conn(self->srv, self->sconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_DISCONNECTED, ci.state);
 	/* the listener still works */
 	self->cli = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->cli);
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC,
-				&self->cconn, NULL));
-	ASSERT_EQ(0, do_accept(self->srv, self->lid, 5 * SEC, &self->sconn, NULL));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC,
+				 &self->cconn, NULL));
+	ASSERT_EQ(0, rdx_accept(self->srv, self->lid, 5 * SEC, &self->sconn, NULL));
 }
 
 TEST_F(xfer, server_close_peer_sees_disconnected)
@@ -1596,70 +1570,91 @@ TEST_F(xfer, server_close_peer_sees_disconnected)
 	struct rdmaxfer_conn_info ci;
 	struct rdmaxfer_op op;
 
-	ASSERT_EQ(0, do_close(self->srv, self->sconn));
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
 	ASSERT_EQ(1, wait_event(self->cli, RDMAXFER_EVENT_DISCONNECTED, self->cconn, 0, &ev,
 				EVENT_TMO));
 	EXPECT_EQ(0, ev.status);
-	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_DISCONNECTED, ci.state);
 	op = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0, 1, 0);
 	EXPECT_NE(0, submit(self->cli, &op, 1));	/* ENOTCONN, or the window is gone */
 	EXPECT_EQ(0, stray_ops(self->cli, 100 * MS));
 	/* the server's window was released with its connection */
-	EXPECT_EQ(0, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
+}
+
+/*
+ * Submit up to 32 operations over the whole client buffer (WRITEs, or WRITE
+ * and READ in turn with @mixed), user_data 1000 + i; returns how many.
+ */
+static unsigned int inflight_submit(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(xfer) *self, bool mixed)
+{
+	unsigned int n = 32, i;
+	struct rdmaxfer_op ops[32];
+
+	if (n > batch_limit(self))
+		n = batch_limit(self);
+	for (i = 0; i < n; i++)
+		ops[i] = mkop(mixed && i % 2 ? RDMAXFER_OP_READ : RDMAXFER_OP_WRITE, self->cconn,
+			      self->cbuf, 0, self->win, 0, CBUF_LEN, 1000 + i);
+	ASSERT_EQ(0, submit(self->cli, ops, n));
+	return n;
+}
+
+/*
+ * Take the @n completions of inflight_submit(): each operation completes
+ * exactly once, with a status @ok accepts, and nothing more comes.
+ */
+static void inflight_take(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *self,
+			  unsigned int n, bool (*ok)(const struct rdmaxfer_completion *c))
+{
+	struct rdmaxfer_completion c;
+	unsigned long long seen = 0;
+	unsigned int got;
+
+	for (got = 0; got < n; got++) {
+		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO)) TH_LOG("%u of %u completions", got, n);
+		ASSERT_LE(1000, c.user_data);
+		ASSERT_GT(1000 + n, c.user_data);
+		EXPECT_FALSE(seen & 1ULL << (c.user_data - 1000))
+			TH_LOG("op %llu completed twice", ULL(c.user_data - 1000));
+		seen |= 1ULL << (c.user_data - 1000);
+		EXPECT_EQ(self->cconn, c.conn_id);
+		EXPECT_TRUE(ok(&c)) TH_LOG("op %llu: status %d, %llu bytes",
+					   ULL(c.user_data - 1000), c.status, ULL(c.bytes));
+	}
+	EXPECT_EQ(0, stray_ops(self->cli, 300 * MS));
+}
+
+static bool done_or_canceled(const struct rdmaxfer_completion *c)
+{
+	return (c->status == 0 && c->bytes == CBUF_LEN) || c->status == -ECANCELED;
 }
 
 /* Ops in flight when the connection is closed: one completion each. */
 TEST_F_TIMEOUT(xfer, close_with_ops_in_flight, 60)
 {
-	unsigned int n = 32, i, got = 0;
-	struct rdmaxfer_completion c;
-	struct rdmaxfer_op ops[32];
+	unsigned int n = inflight_submit(_metadata, self, false);
 
-	if (n > batch_limit(self))
-		n = batch_limit(self);
-	for (i = 0; i < n; i++)
-		ops[i] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0,
-			      CBUF_LEN, 1000 + i);
-	ASSERT_EQ(0, submit(self->cli, ops, n));
-	ASSERT_EQ(0, do_close(self->cli, self->cconn));
-	while (got < n) {
-		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO)) TH_LOG("%u of %u completions", got, n);
-		ASSERT_LE(1000, c.user_data);
-		ASSERT_GT(1000 + n, c.user_data);
-		EXPECT_EQ(self->cconn, c.conn_id);
-		EXPECT_TRUE(c.status == 0 || c.status == -ECANCELED)
-			TH_LOG("op %llu: status %d", ULL(c.user_data - 1000), c.status);
-		if (c.status == 0)
-			EXPECT_EQ(CBUF_LEN, c.bytes);
-		got++;
-	}
-	EXPECT_EQ(0, stray_ops(self->cli, 300 * MS));
+	ASSERT_EQ(0, rdx_close(self->cli, self->cconn));
+	inflight_take(_metadata, self, n, done_or_canceled);
+}
+
+static bool any_status(const struct rdmaxfer_completion *c)
+{
+	return c->status <= 0;
 }
 
 /* The peer disappears with ops in flight: one completion each, no hang. */
 TEST_F_TIMEOUT(xfer, peer_close_with_ops_in_flight, 60)
 {
-	unsigned int n = 32, i, got = 0;
 	struct rdmaxfer_completion c;
-	struct rdmaxfer_op ops[32];
+	unsigned int n = inflight_submit(_metadata, self, true);
 
-	if (n > batch_limit(self))
-		n = batch_limit(self);
-	for (i = 0; i < n; i++)
-		ops[i] = mkop(i % 2 ? RDMAXFER_OP_READ : RDMAXFER_OP_WRITE, self->cconn,
-			      self->cbuf, 0, self->win, 0, CBUF_LEN, 1000 + i);
-	ASSERT_EQ(0, submit(self->cli, ops, n));
 	close(self->srv);
 	self->srv = -1;
-	while (got < n) {
-		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO)) TH_LOG("%u of %u completions", got, n);
-		ASSERT_LE(1000, c.user_data);
-		ASSERT_GT(1000 + n, c.user_data);
-		EXPECT_TRUE(c.status <= 0);
-		got++;
-	}
-	EXPECT_EQ(0, stray_ops(self->cli, 300 * MS));
+	inflight_take(_metadata, self, n, any_status);
 	EXPECT_EQ(1, wait_event(self->cli, RDMAXFER_EVENT_DISCONNECTED, self->cconn, 0, &c,
 				EVENT_TMO));
 }
@@ -1673,7 +1668,7 @@ TEST_F(xfer, revoke_window)
 
 	fill(self->smem, SBUF_LEN, 9);
 	memcpy(self->cmem, self->smem, 4096);
-	ASSERT_EQ(0, do_revoke(self->srv, self->win));
+	ASSERT_EQ(0, rdx_revoke(self->srv, self->win));
 	ASSERT_EQ(1, wait_event(self->cli, RDMAXFER_EVENT_WINDOW_REVOKED, self->cconn, self->win,
 				&ev, EVENT_TMO));
 	EXPECT_EQ(self->win, ev.window_id);
@@ -1693,12 +1688,12 @@ TEST_F(xfer, revoke_window)
 	fill(self->cmem, 4096, 9);
 	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
 
-	EXPECT_EQ(ENOENT, do_revoke(self->srv, self->win));
-	ASSERT_EQ(0, get_stats(self->srv, &st));
+	EXPECT_EQ(ENOENT, rdx_revoke(self->srv, self->win));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(0, st.num_windows);
-	EXPECT_EQ(0, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
 	/* and the connection still works */
-	ASSERT_EQ(0, reg_buf(self->srv, self->smem, 4096, RDMAXFER_BUF_WRITE, &self->sbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, self->smem, 4096, RDMAXFER_BUF_WRITE, &self->sbuf));
 	self->win = expose_wait(_metadata, self, self->sbuf, 0, 4096, RDMAXFER_REMOTE_WRITE);
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
 				      0, 4096, 0), &ev);
@@ -1766,14 +1761,14 @@ TEST_F_TIMEOUT(xfer, expose_revoke_churn, 3600)
 	long slab0, slab1;
 	__s64 t0, t;
 
-	ASSERT_EQ(0, do_revoke(self->srv, self->win));	/* the fixture's window */
+	ASSERT_EQ(0, rdx_revoke(self->srv, self->win));	/* the fixture's window */
 	slab0 = slab_kib();
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
 		__u64 off = (i % 256) * 4096;
 
-		ASSERT_EQ(0, do_expose(self->srv, self->sconn, self->sbuf, off, 4096,
-				       RDMAXFER_REMOTE_WRITE, &win))
+		ASSERT_EQ(0, rdx_expose(self->srv, self->sconn, self->sbuf, off, 4096,
+					RDMAXFER_REMOTE_WRITE, &win))
 			TH_LOG("EXPOSE #%lu", i);
 		ASSERT_NE(last_win, win) TH_LOG("EXPOSE #%lu reused the window id", i);
 		last_win = win;
@@ -1786,7 +1781,7 @@ TEST_F_TIMEOUT(xfer, expose_revoke_churn, 3600)
 			ASSERT_EQ(-1, first_diff(self->smem + off, self->cmem, 4096))
 				TH_LOG("WRITE through window #%lu", i);
 		}
-		ASSERT_EQ(0, do_revoke(self->srv, win)) TH_LOG("REVOKE #%lu", i);
+		ASSERT_EQ(0, rdx_revoke(self->srv, win)) TH_LOG("REVOKE #%lu", i);
 		/* the peer reaps as it goes (unreaped peer events hold credits) */
 		churn_reap(self->cli, &cc, 0);
 	}
@@ -1802,50 +1797,39 @@ TEST_F_TIMEOUT(xfer, expose_revoke_churn, 3600)
 	EXPECT_EQ(n, cc.adverts);
 	EXPECT_EQ(n + 1, cc.revokes);
 	EXPECT_EQ(0, cc.bad);
-	ASSERT_EQ(0, get_stats(self->srv, &st));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(0, st.num_windows);
 	/* a leak of 64 bytes a cycle shows past 20,000 cycles; below, kmemleak's job */
 	if (n >= 20000)
 		EXPECT_GT((long)(n * 64 / 1024), slab1 - slab0);
 }
 
+static bool revoked_statuses(const struct rdmaxfer_completion *c)
+{
+	return c->status == 0 || c->status == -EREMOTEIO || c->status == -ECANCELED ||
+	       c->status == -ECONNRESET || c->status == -EIO;
+}
+
 /* Revoke while the peer hammers the window: every op completes exactly once. */
 TEST_F_TIMEOUT(xfer, revoke_with_ops_in_flight, 60)
 {
-	unsigned int n = 32, i, got = 0;
-	struct rdmaxfer_completion c;
-	struct rdmaxfer_op ops[32];
+	unsigned int n = inflight_submit(_metadata, self, false);
 
-	if (n > batch_limit(self))
-		n = batch_limit(self);
-	for (i = 0; i < n; i++)
-		ops[i] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0,
-			      CBUF_LEN, 1000 + i);
-	ASSERT_EQ(0, submit(self->cli, ops, n));
-	ASSERT_EQ(0, do_revoke(self->srv, self->win));
-	while (got < n) {
-		ASSERT_EQ(1, take_op(self->cli, &c, OP_TMO)) TH_LOG("%u of %u completions", got, n);
-		ASSERT_LE(1000, c.user_data);
-		ASSERT_GT(1000 + n, c.user_data);
-		EXPECT_TRUE(c.status == 0 || c.status == -EREMOTEIO || c.status == -ECANCELED ||
-			    c.status == -ECONNRESET || c.status == -EIO)
-			TH_LOG("status %d", c.status);
-		got++;
-	}
-	EXPECT_EQ(0, stray_ops(self->cli, 300 * MS));
+	ASSERT_EQ(0, rdx_revoke(self->srv, self->win));
+	inflight_take(_metadata, self, n, revoked_statuses);
 	/* the buffer is free once the window is revoked */
-	EXPECT_EQ(0, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
 }
 
 TEST_F(xfer, dereg_exposed_buffer_is_ebusy)
 {
-	EXPECT_EQ(EBUSY, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(EBUSY, rdx_dereg_buf(self->srv, self->sbuf));
 	/* still exposed and working */
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
 				      0, 64, 0), (struct rdmaxfer_completion[1]){});
-	ASSERT_EQ(0, do_revoke(self->srv, self->win));
-	EXPECT_EQ(0, dereg_buf(self->srv, self->sbuf));
-	EXPECT_EQ(ENOENT, dereg_buf(self->srv, self->sbuf));
+	ASSERT_EQ(0, rdx_revoke(self->srv, self->win));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(ENOENT, rdx_dereg_buf(self->srv, self->sbuf));
 }
 
 TEST_F_TIMEOUT(xfer, dereg_buffer_in_use_is_ebusy, 60)
@@ -1861,7 +1845,7 @@ TEST_F_TIMEOUT(xfer, dereg_buffer_in_use_is_ebusy, 60)
 		ops[i] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0,
 			      CBUF_LEN, i);
 	ASSERT_EQ(0, submit(self->cli, ops, n));
-	r = dereg_buf(self->cli, self->cbuf);
+	r = rdx_dereg_buf(self->cli, self->cbuf);
 	/* completions already there when DEREG returned */
 	for (early = 0; take_op(self->cli, &c, 0) == 1; early++)
 		got++;
@@ -1873,7 +1857,7 @@ TEST_F_TIMEOUT(xfer, dereg_buffer_in_use_is_ebusy, 60)
 		got++;
 	}
 	if (r == EBUSY)
-		EXPECT_EQ(0, dereg_buf(self->cli, self->cbuf));
+		EXPECT_EQ(0, rdx_dereg_buf(self->cli, self->cbuf));
 }
 
 /* Windows that start anywhere in a buffer, which starts anywhere in a page. */
@@ -1892,13 +1876,13 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 
 	ASSERT_TRUE(s != NULL && c != NULL);
 	s += 4096;	/* so that there is a byte before every window */
-	ASSERT_EQ(0, reg_buf(self->cli, c, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cb));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, c, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cb));
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
 		unsigned char *base = s + w[i].mis + w[i].off;	/* the window's first byte */
 		__u64 n = w[i].len, half = n / 2;
 
-		ASSERT_EQ(0, reg_buf(self->srv, s + w[i].mis, w[i].off + n,
-				     RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sb));
+		ASSERT_EQ(0, rdx_reg_buf(self->srv, s + w[i].mis, w[i].off + n,
+					 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sb));
 		win = expose_wait(_metadata, self, sb, w[i].off, n,
 				  RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE);
 		fill(s, len - 4096, 100 + i);
@@ -1919,8 +1903,8 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 		run_one(_metadata, self, mkop(RDMAXFER_OP_READ, self->cconn, cb, n + 1, win, half,
 					      n - half, 0), &comp);
 		EXPECT_EQ(-1, first_diff(c + n + 1, base + half, n - half)) TH_LOG("window %u", i);
-		ASSERT_EQ(0, do_revoke(self->srv, win));
-		ASSERT_EQ(0, dereg_buf(self->srv, sb));
+		ASSERT_EQ(0, rdx_revoke(self->srv, win));
+		ASSERT_EQ(0, rdx_dereg_buf(self->srv, sb));
 	}
 }
 
@@ -1936,8 +1920,8 @@ TEST_F(xfer, atomic_on_misaligned_memory_posts_nothing)
 	if (!has_atomics(self))
 		SKIP(return, "the device has no atomics");
 	ASSERT_TRUE(m != NULL);
-	ASSERT_EQ(0, reg_buf(self->srv, m + 4, 4096, RDMAXFER_BUF_WRITE, &buf));
-	r = do_expose(self->srv, self->sconn, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC, &win);
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m + 4, 4096, RDMAXFER_BUF_WRITE, &buf));
+	r = rdx_expose(self->srv, self->sconn, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC, &win);
 	if (r == EINVAL)
 		return;		/* refusing such a window is fine too */
 	ASSERT_EQ(0, r);
@@ -2008,8 +1992,8 @@ TEST_F(xfer, munmap_registered_buffer)
 
 	ASSERT_TRUE(m != NULL);
 	fill(m, 65536, 5);
-	ASSERT_EQ(0, reg_buf(self->cli, m, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf));
-	ASSERT_EQ(0, get_stats(self->cli, &a));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, m, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf));
+	ASSERT_EQ(0, rdx_stats(self->cli, &a));
 	fill(self->cmem, 65536, 5);
 	ASSERT_EQ(0, munmap(m, 65536));
 	/* the pinned pages still hold what was there */
@@ -2024,8 +2008,8 @@ TEST_F(xfer, munmap_registered_buffer)
 	run_one(_metadata, self, mkop(RDMAXFER_OP_READ, self->cconn, buf, 0, self->win, 0, 4096,
 				      0), &c);
 	EXPECT_EQ(0, m[0] | m[4095]);
-	EXPECT_EQ(0, dereg_buf(self->cli, buf));
-	ASSERT_EQ(0, get_stats(self->cli, &b));
+	EXPECT_EQ(0, rdx_dereg_buf(self->cli, buf));
+	ASSERT_EQ(0, rdx_stats(self->cli, &b));
 	EXPECT_EQ(a.pinned_bytes - 65536, b.pinned_bytes);
 }
 
@@ -2046,19 +2030,19 @@ TEST_F(xfer, blocking_calls_are_interruptible)
 
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	t0 = now_ns();
-	EXPECT_EQ(EINTR, xioctl(self->cli, RDMAXFER_IOC_REAP, &r)) TH_LOG("REAP forever");
+	EXPECT_EQ(EINTR, rdx_ioctl(self->cli, RDMAXFER_IOC_REAP, &r)) TH_LOG("REAP forever");
 	EXPECT_GT(5 * SEC, now_ns() - t0);
 
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	t0 = now_ns();
-	EXPECT_EQ(EINTR, do_accept(self->srv, self->lid, -1, &id, NULL)) TH_LOG("ACCEPT forever");
+	EXPECT_EQ(EINTR, rdx_accept(self->srv, self->lid, -1, &id, NULL)) TH_LOG("ACCEPT forever");
 	EXPECT_GT(5 * SEC, now_ns() - t0);
 
 	/* both still work */
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
 				      0, 8, 0), c);
-	ASSERT_EQ(0, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC, &id, NULL));
-	EXPECT_EQ(0, do_accept(self->srv, self->lid, 5 * SEC, &id, NULL));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC, &id, NULL));
+	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, 5 * SEC, &id, NULL));
 }
 
 /* max_objects: listeners + connections + buffers + windows of one file. */
@@ -2073,25 +2057,25 @@ TEST_F(xfer, max_objects_is_emfile)
 		SKIP(return, "max_objects %u is too many to make", n);
 	ids = calloc(n, sizeof(*ids));
 	ASSERT_TRUE(ids != NULL);
-	ASSERT_EQ(0, get_stats(self->cli, &st));
+	ASSERT_EQ(0, rdx_stats(self->cli, &st));
 	/* the client file holds a connection and a buffer already */
 	for (i = 0; i < n; i++) {
-		r = reg_buf(self->cli, self->cmem, 4096, RDMAXFER_BUF_READ, &ids[i]);
+		r = rdx_reg_buf(self->cli, self->cmem, 4096, RDMAXFER_BUF_READ, &ids[i]);
 		if (r)
 			break;
 		made++;
 	}
 	EXPECT_EQ(EMFILE, r);
 	EXPECT_EQ(n - 2, made);
-	EXPECT_EQ(EMFILE, do_listen(self->cli, mkaddr(test_addr4, 0), 0, &i, NULL));
-	EXPECT_EQ(EMFILE, do_connect(self->cli, mkaddr(test_addr4, self->port), 10 * SEC, &i,
-				     NULL));
+	EXPECT_EQ(EMFILE, rdx_listen(self->cli, rdx_addr(test_addr4, 0), 0, &i, NULL));
+	EXPECT_EQ(EMFILE, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 10 * SEC, &i,
+				      NULL));
 	/* one back, one more */
 	ASSERT_LT(0, made);
-	EXPECT_EQ(0, dereg_buf(self->cli, ids[--made]));
-	EXPECT_EQ(0, do_listen(self->cli, mkaddr(test_addr4, 0), 0, &i, NULL));
+	EXPECT_EQ(0, rdx_dereg_buf(self->cli, ids[--made]));
+	EXPECT_EQ(0, rdx_listen(self->cli, rdx_addr(test_addr4, 0), 0, &i, NULL));
 	for (i = 0; i < made; i++)
-		EXPECT_EQ(0, dereg_buf(self->cli, ids[i]));
+		EXPECT_EQ(0, rdx_dereg_buf(self->cli, ids[i]));
 	free(ids);
 }
 
@@ -2110,21 +2094,21 @@ TEST_F(xfer, bad_ids_are_enoent)
 	for (i = 0; i < 3; i++) {
 		__u32 x = bad[i];
 
-		EXPECT_EQ(ENOENT, do_accept(self->srv, x, 0, &id, NULL)) TH_LOG("id %#x", x);
-		EXPECT_EQ(ENOENT, do_close(self->srv, x));
-		EXPECT_EQ(ENOENT, dereg_buf(self->srv, x));
-		EXPECT_EQ(ENOENT, do_revoke(self->srv, x));
-		EXPECT_EQ(ENOENT, query_conn(self->srv, x, &ci));
-		EXPECT_EQ(ENOENT, do_expose(self->srv, x, self->sbuf, 0, 4096,
-					    RDMAXFER_REMOTE_READ, NULL));
-		EXPECT_EQ(ENOENT, do_expose(self->srv, self->sconn, x, 0, 4096,
-					    RDMAXFER_REMOTE_READ, NULL));
+		EXPECT_EQ(ENOENT, rdx_accept(self->srv, x, 0, &id, NULL)) TH_LOG("id %#x", x);
+		EXPECT_EQ(ENOENT, rdx_close(self->srv, x));
+		EXPECT_EQ(ENOENT, rdx_dereg_buf(self->srv, x));
+		EXPECT_EQ(ENOENT, rdx_revoke(self->srv, x));
+		EXPECT_EQ(ENOENT, rdx_query_conn(self->srv, x, &ci));
+		EXPECT_EQ(ENOENT, rdx_expose(self->srv, x, self->sbuf, 0, 4096,
+					     RDMAXFER_REMOTE_READ, NULL));
+		EXPECT_EQ(ENOENT, rdx_expose(self->srv, self->sconn, x, 0, 4096,
+					     RDMAXFER_REMOTE_READ, NULL));
 		memset(&r, 0, sizeof(r));
 		r.size = sizeof(r);
 		r.conn_id = x;
 		r.length = sizeof(b);
 		r.addr = U64_PTR(b);
-		EXPECT_EQ(ENOENT, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+		EXPECT_EQ(ENOENT, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 
 		op = mkop(RDMAXFER_OP_WRITE, x, self->cbuf, 0, self->win, 0, 1, 0);
 		EXPECT_EQ(ENOENT, submit(self->cli, &op, 1)) TH_LOG("conn %#x", x);
@@ -2141,10 +2125,10 @@ TEST_F(xfer, bad_ids_are_enoent)
 
 TEST_F(xfer, unknown_flags_and_reserved_are_einval)
 {
-	struct rdmaxfer_listen l = { .size = sizeof(l), .flags = 1, .addr = mkaddr(test_addr4, 0) };
+	struct rdmaxfer_listen l = { .size = sizeof(l), .flags = 1, .addr = rdx_addr(test_addr4, 0) };
 	struct rdmaxfer_accept a = { .size = sizeof(a), .flags = 1, .listen_id = self->lid };
 	struct rdmaxfer_connect c = { .size = sizeof(c), .flags = 1,
-				      .addr = mkaddr(test_addr4, self->port) };
+				      .addr = rdx_addr(test_addr4, self->port) };
 	struct rdmaxfer_close cl = { .size = sizeof(cl), .flags = 1, .id = self->lid };
 	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb), .flags = 1,
 				       .addr = U64_PTR(self->cmem), .length = 4096,
@@ -2166,42 +2150,42 @@ TEST_F(xfer, unknown_flags_and_reserved_are_einval)
 				    .length = 8, .addr = U64_PTR(buf) };
 	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .flags = 1, .conn_id = self->cconn };
 
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_LISTEN, &l));
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_ACCEPT, &a));
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_CONNECT, &c));
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_CLOSE, &cl));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_LISTEN, &l));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_ACCEPT, &a));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_CONNECT, &c));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_CLOSE, &cl));
 	cl.flags = 0;
 	cl.__reserved = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_CLOSE, &cl));
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_REG_BUF, &rb));
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_DEREG_BUF, &db));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_CLOSE, &cl));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_REG_BUF, &rb));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_DEREG_BUF, &db));
 	db.flags = 0;
 	db.__reserved = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_DEREG_BUF, &db));
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_EXPOSE, &ex));
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_REVOKE, &rv));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_DEREG_BUF, &db));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_EXPOSE, &ex));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_REVOKE, &rv));
 	rv.flags = 0;
 	rv.__reserved = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_REVOKE, &rv));
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_REVOKE, &rv));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
 	sb.flags = 0;
 	op.flags = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
 	op.flags = 0;
 	op.__reserved = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &sb));
 	op.__reserved = 0;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_REAP, &rp));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_REAP, &rp));
 	rp.flags = 0;
 	rp.__reserved = 1;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_REAP, &rp));
-	EXPECT_EQ(EINVAL, xioctl(self->srv, RDMAXFER_IOC_RECV, &rc));
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_QUERY_CONN, &ci));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_REAP, &rp));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &rc));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_QUERY_CONN, &ci));
 
 	/* the objects are untouched: the listener, window and buffers still work */
-	EXPECT_EQ(EBUSY, dereg_buf(self->srv, self->sbuf));
+	EXPECT_EQ(EBUSY, rdx_dereg_buf(self->srv, self->sbuf));
 	EXPECT_NOTHING_POSTED();
-	EXPECT_EQ(EAGAIN, do_accept(self->srv, self->lid, 0, &a.conn_id, NULL));
+	EXPECT_EQ(EAGAIN, rdx_accept(self->srv, self->lid, 0, &a.conn_id, NULL));
 	run_one(_metadata, self, op, &comp);
 }
 
@@ -2220,9 +2204,9 @@ TEST_F(xfer, short_size_is_einval)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		memset(arg, 0, sizeof(arg));
 		arg[0] = 0;
-		EXPECT_EQ(EINVAL, xioctl(self->cli, cmds[i], arg)) TH_LOG("cmd %#lx size 0", cmds[i]);
+		EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, cmds[i], arg)) TH_LOG("cmd %#lx size 0", cmds[i]);
 		arg[0] = 8;
-		EXPECT_EQ(EINVAL, xioctl(self->cli, cmds[i], arg)) TH_LOG("cmd %#lx size 8", cmds[i]);
+		EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, cmds[i], arg)) TH_LOG("cmd %#lx size 8", cmds[i]);
 	}
 }
 
@@ -2230,13 +2214,13 @@ TEST_F(xfer, bad_access_bits_are_einval)
 {
 	__u32 id;
 
-	EXPECT_EQ(EINVAL, reg_buf(self->cli, self->cmem, 4096, 0, &id));
-	EXPECT_EQ(EINVAL, reg_buf(self->cli, self->cmem, 4096, 1u << 2, &id));
-	EXPECT_EQ(EINVAL, reg_buf(self->cli, self->cmem, 4096, RDMAXFER_BUF_READ | 1u << 31, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 0, 4096, 0, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 0, 4096, 1u << 3, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
-				    RDMAXFER_REMOTE_READ | 1u << 31, &id));
+	EXPECT_EQ(EINVAL, rdx_reg_buf(self->cli, self->cmem, 4096, 0, &id));
+	EXPECT_EQ(EINVAL, rdx_reg_buf(self->cli, self->cmem, 4096, 1u << 2, &id));
+	EXPECT_EQ(EINVAL, rdx_reg_buf(self->cli, self->cmem, 4096, RDMAXFER_BUF_READ | 1u << 31, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, 0, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, 1u << 3, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096,
+				     RDMAXFER_REMOTE_READ | 1u << 31, &id));
 }
 
 TEST_F(xfer, unknown_opcode_is_einval)
@@ -2259,32 +2243,32 @@ TEST_F(xfer, reg_buf_bad_lengths_and_memory)
 	__u32 id;
 	int r;
 
-	EXPECT_EQ(EINVAL, reg_buf(self->cli, self->cmem, 0, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_reg_buf(self->cli, self->cmem, 0, RDMAXFER_BUF_READ, &id));
 	if (self->info.max_buf_size < ~0ULL)
-		EXPECT_EQ(EINVAL, reg_buf(self->cli, self->cmem, self->info.max_buf_size + 1,
-					  RDMAXFER_BUF_READ, &id));
+		EXPECT_EQ(EINVAL, rdx_reg_buf(self->cli, self->cmem, self->info.max_buf_size + 1,
+					      RDMAXFER_BUF_READ, &id));
 	/* address + length wraps: EINVAL, or EFAULT from the address check */
-	r = xioctl(self->cli, RDMAXFER_IOC_REG_BUF, &(struct rdmaxfer_reg_buf){
+	r = rdx_ioctl(self->cli, RDMAXFER_IOC_REG_BUF, &(struct rdmaxfer_reg_buf){
 		.size = sizeof(struct rdmaxfer_reg_buf), .addr = ~0ULL - 4095, .length = 8192,
 		.access = RDMAXFER_BUF_READ });
 	EXPECT_TRUE(r == EINVAL || r == EFAULT) TH_LOG("wrapping range: %s", strerror(r));
 	/* unmapped and PROT_NONE memory */
-	EXPECT_EQ(EFAULT, reg_buf(self->cli, (void *)(uintptr_t)4096, 4096, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, (void *)(uintptr_t)4096, 4096, RDMAXFER_BUF_READ, &id));
 	hole = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(hole != MAP_FAILED);
-	EXPECT_EQ(EFAULT, reg_buf(self->cli, hole, page, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, page, RDMAXFER_BUF_READ, &id));
 	/* read-only memory can be a source, never a sink */
 	ASSERT_EQ(0, mprotect(hole, page, PROT_READ));
-	EXPECT_EQ(EFAULT, reg_buf(self->cli, hole, page, RDMAXFER_BUF_WRITE, &id));
-	ASSERT_EQ(0, reg_buf(self->cli, hole, page, RDMAXFER_BUF_READ, &id));
-	EXPECT_EQ(0, dereg_buf(self->cli, id));
+	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, page, RDMAXFER_BUF_WRITE, &id));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, hole, page, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(0, rdx_dereg_buf(self->cli, id));
 	munmap(hole, page);
 	/* a registration that ends in unmapped memory */
 	hole = map_anon(2 * page);
 	ASSERT_TRUE(hole != NULL);
 	munmap(hole + page, page);
-	EXPECT_EQ(EFAULT, reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_READ, &id));
-	EXPECT_EQ(EFAULT, reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_WRITE, &id));
+	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_WRITE, &id));
 }
 
 #define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
@@ -2324,8 +2308,8 @@ TEST_F(xfer, reg_buf_shmem_and_hugetlb_ok)
 	ASSERT_EQ(0, ftruncate(mfd, 65536));
 	p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	ASSERT_TRUE(p != MAP_FAILED);
-	EXPECT_EQ(0, reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id));
-	EXPECT_EQ(0, dereg_buf(self->cli, id));
+	EXPECT_EQ(0, rdx_reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id));
+	EXPECT_EQ(0, rdx_dereg_buf(self->cli, id));
 	munmap(p, 65536);
 	close(mfd);
 
@@ -2341,12 +2325,12 @@ TEST_F(xfer, reg_buf_shmem_and_hugetlb_ok)
 		SKIP(return, "no huge pages (vm.nr_hugepages)");
 	}
 	memset(p, 7, 2 * MiB);
-	EXPECT_EQ(0, reg_buf(self->cli, p, 2 * MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id));
+	EXPECT_EQ(0, rdx_reg_buf(self->cli, p, 2 * MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id));
 	/* and it moves data */
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, id, 4093, self->win, 0,
 				      SBUF_LEN, 0), (struct rdmaxfer_completion[1]){});
 	EXPECT_EQ(-1, first_diff(self->smem, (char *)p + 4093, SBUF_LEN));
-	EXPECT_EQ(0, dereg_buf(self->cli, id));
+	EXPECT_EQ(0, rdx_dereg_buf(self->cli, id));
 	munmap(p, 2 * MiB);
 	if (nr == 0)
 		sysfs_write(NR_HUGEPAGES, 0);
@@ -2396,9 +2380,9 @@ TEST_F(xfer, reg_buf_file_backed_is_eopnotsupp)
 	p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
 	ASSERT_TRUE(p != MAP_FAILED);
 	memset(p, 1, 65536);
-	EXPECT_EQ(EOPNOTSUPP, reg_buf(self->cli, p, 65536, RDMAXFER_BUF_WRITE, &id))
+	EXPECT_EQ(EOPNOTSUPP, rdx_reg_buf(self->cli, p, 65536, RDMAXFER_BUF_WRITE, &id))
 		TH_LOG("a file in %s", dir);
-	EXPECT_EQ(EOPNOTSUPP, reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ, &id));
+	EXPECT_EQ(EOPNOTSUPP, rdx_reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ, &id));
 	munmap(p, 65536);
 	close(f);
 }
@@ -2473,7 +2457,7 @@ TEST_F(xfer, reg_buf_races_remap_to_file)
 	while (now_ns() < end) {
 		struct rdmaxfer_completion c;
 
-		e = reg_buf(self->cli, r.addr, RACE_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
+		e = rdx_reg_buf(self->cli, r.addr, RACE_LEN, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
 		if (e == EOPNOTSUPP) {
 			refused++;
 			continue;
@@ -2492,7 +2476,7 @@ TEST_F(xfer, reg_buf_races_remap_to_file)
 					      RACE_LEN, 0), &c);
 		if (memchr(self->smem, RACE_FILE_BYTE, RACE_LEN))
 			leaked++;
-		ASSERT_EQ(0, dereg_buf(self->cli, id));
+		ASSERT_EQ(0, rdx_dereg_buf(self->cli, id));
 	}
 	r.stop = 1;
 	ASSERT_EQ(0, pthread_join(th, NULL));
@@ -2534,11 +2518,11 @@ TEST_F(xfer, reg_buf_ramfs_ok)
 	p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
 	ASSERT_TRUE(p != MAP_FAILED);
 	memset(p, 1, 65536);
-	r = reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
+	r = rdx_reg_buf(self->cli, p, 65536, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &id);
 	EXPECT_EQ(want, r) TH_LOG("REG_BUF of ramfs memory: %s (want %s)", strerror(r),
 				  strerror(want));
 	if (!r)
-		EXPECT_EQ(0, dereg_buf(self->cli, id));
+		EXPECT_EQ(0, rdx_dereg_buf(self->cli, id));
 	munmap(p, 65536);
 	close(f);
 	umount(dir);
@@ -2568,19 +2552,19 @@ TEST(reg_buf_memlock_limit)
 			_exit(20);
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 			_exit(21);
-		if (reg_buf(fd, m, MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a) != ENOMEM)
+		if (rdx_reg_buf(fd, m, MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a) != ENOMEM)
 			_exit(1);
-		if (reg_buf(fd, m, 16 * 1024, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a))
+		if (rdx_reg_buf(fd, m, 16 * 1024, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a))
 			_exit(2);
 		/* 16 KiB + 60 KiB > 64 KiB: the limit counts what is pinned already */
-		if (reg_buf(fd, m + MiB, 60 * 1024, RDMAXFER_BUF_READ, &b) != ENOMEM)
+		if (rdx_reg_buf(fd, m + MiB, 60 * 1024, RDMAXFER_BUF_READ, &b) != ENOMEM)
 			_exit(3);
-		if (dereg_buf(fd, a))
+		if (rdx_dereg_buf(fd, a))
 			_exit(4);
 		/* uncharged again */
-		if (reg_buf(fd, m + MiB, 60 * 1024, RDMAXFER_BUF_READ, &b))
+		if (rdx_reg_buf(fd, m + MiB, 60 * 1024, RDMAXFER_BUF_READ, &b))
 			_exit(5);
-		if (dereg_buf(fd, b))
+		if (rdx_dereg_buf(fd, b))
 			_exit(6);
 		_exit(0);
 	}
@@ -2599,9 +2583,9 @@ TEST(reg_buf_memlock_limit)
 
 		if (!m || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(20);
-		if (reg_buf(fd, m, 4 * MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a))
+		if (rdx_reg_buf(fd, m, 4 * MiB, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &a))
 			_exit(1);
-		_exit(dereg_buf(fd, a) ? 2 : 0);
+		_exit(rdx_dereg_buf(fd, a) ? 2 : 0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
@@ -2615,32 +2599,32 @@ TEST_F(xfer, expose_bad_ranges_are_einval)
 	__u32 id, rb;
 	unsigned char *m;
 
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 0, 0,
-				    RDMAXFER_REMOTE_READ, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 0, SBUF_LEN + 1,
-				    RDMAXFER_REMOTE_READ, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 1, SBUF_LEN,
-				    RDMAXFER_REMOTE_READ, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, SBUF_LEN, 1,
-				    RDMAXFER_REMOTE_READ, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, ~0ULL - 4095, 8192,
-				    RDMAXFER_REMOTE_READ, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, self->sbuf, 4096, ~0ULL,
-				    RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 0,
+				     RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 0, SBUF_LEN + 1,
+				     RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 1, SBUF_LEN,
+				     RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, SBUF_LEN, 1,
+				     RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, ~0ULL - 4095, 8192,
+				     RDMAXFER_REMOTE_READ, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, self->sbuf, 4096, ~0ULL,
+				     RDMAXFER_REMOTE_READ, &id));
 	/* a window that needs access the buffer was not registered for */
 	m = map_anon(8192);
 	ASSERT_TRUE(m != NULL);
-	ASSERT_EQ(0, reg_buf(self->srv, m, 8192, RDMAXFER_BUF_READ, &rb));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, rb, 0, 8192,
-				    RDMAXFER_REMOTE_WRITE, &id));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, rb, 0, 8192,
-				    RDMAXFER_REMOTE_ATOMIC, &id));
-	EXPECT_EQ(0, dereg_buf(self->srv, rb));
-	ASSERT_EQ(0, reg_buf(self->srv, m, 8192, RDMAXFER_BUF_WRITE, &rb));
-	EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, rb, 0, 8192,
-				    RDMAXFER_REMOTE_READ, &id));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m, 8192, RDMAXFER_BUF_READ, &rb));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, rb, 0, 8192,
+				     RDMAXFER_REMOTE_WRITE, &id));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, rb, 0, 8192,
+				     RDMAXFER_REMOTE_ATOMIC, &id));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, rb));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m, 8192, RDMAXFER_BUF_WRITE, &rb));
+	EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, rb, 0, 8192,
+				     RDMAXFER_REMOTE_READ, &id));
 	/* the listener is not a connection */
-	EXPECT_NE(0, do_expose(self->srv, self->lid, rb, 0, 8192, RDMAXFER_REMOTE_WRITE, &id));
+	EXPECT_NE(0, rdx_expose(self->srv, self->lid, rb, 0, 8192, RDMAXFER_REMOTE_WRITE, &id));
 
 	/* nothing was advertised */
 	EXPECT_EQ(0, wait_event(self->cli, RDMAXFER_EVENT_WINDOW, 0, 0,
@@ -2657,16 +2641,16 @@ TEST_F(xfer, expose_bad_ranges_are_einval)
 		unsigned char *big = map_anon(len);
 
 		ASSERT_TRUE(big != NULL);
-		ASSERT_EQ(0, reg_buf(self->srv, big, len, RDMAXFER_BUF_READ, &rb));
-		EXPECT_EQ(EINVAL, do_expose(self->srv, self->sconn, rb, 0, len,
-					    RDMAXFER_REMOTE_READ, &id))
+		ASSERT_EQ(0, rdx_reg_buf(self->srv, big, len, RDMAXFER_BUF_READ, &rb));
+		EXPECT_EQ(EINVAL, rdx_expose(self->srv, self->sconn, rb, 0, len,
+					     RDMAXFER_REMOTE_READ, &id))
 			TH_LOG("EXPOSE of max_window_size (%llu) + 16 MiB + 8 KiB",
 			       ULL(self->ci.max_window_size));
 		/* "any offset": the largest window at an unaligned offset is fine */
-		EXPECT_EQ(0, do_expose(self->srv, self->sconn, rb, 4095,
-				       self->ci.max_window_size, RDMAXFER_REMOTE_READ, &id));
-		EXPECT_EQ(0, do_revoke(self->srv, id));
-		EXPECT_EQ(0, dereg_buf(self->srv, rb));
+		EXPECT_EQ(0, rdx_expose(self->srv, self->sconn, rb, 4095,
+					self->ci.max_window_size, RDMAXFER_REMOTE_READ, &id));
+		EXPECT_EQ(0, rdx_revoke(self->srv, id));
+		EXPECT_EQ(0, rdx_dereg_buf(self->srv, rb));
 		munmap(big, len);
 	}
 }
@@ -2723,7 +2707,7 @@ TEST_F(xfer, op_bad_lengths_and_offsets_post_nothing)
 		unsigned int j;
 
 		ASSERT_TRUE(m != NULL);
-		ASSERT_EQ(0, reg_buf(self->srv, m, 4096, RDMAXFER_BUF_WRITE, &ab));
+		ASSERT_EQ(0, rdx_reg_buf(self->srv, m, 4096, RDMAXFER_BUF_WRITE, &ab));
 		aw = expose_wait(_metadata, self, ab, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
 		for (j = 0; j < sizeof(aoffs) / sizeof(aoffs[0]); j++) {
 			op = atomic_op(self, RDMAXFER_OP_CAS, aw, aoffs[j], 0, 1);
@@ -2755,8 +2739,8 @@ TEST_F(xfer, op_without_access_posts_nothing)
 
 	ASSERT_TRUE(m != NULL);
 	fill(m, 4 * 4096, 31);
-	ASSERT_EQ(0, reg_buf(self->srv, m, 8192, RDMAXFER_BUF_READ, &rbuf));
-	ASSERT_EQ(0, reg_buf(self->srv, m + 8192, 8192, RDMAXFER_BUF_WRITE, &wbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m, 8192, RDMAXFER_BUF_READ, &rbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, m + 8192, 8192, RDMAXFER_BUF_WRITE, &wbuf));
 	ro_win = expose_wait(_metadata, self, rbuf, 0, 8192, RDMAXFER_REMOTE_READ);
 	wo_win = expose_wait(_metadata, self, wbuf, 0, 8192, RDMAXFER_REMOTE_WRITE);
 
@@ -2779,8 +2763,8 @@ TEST_F(xfer, op_without_access_posts_nothing)
 		atomic_op(self, RDMAXFER_OP_FADD, self->win, 0, 1, 0) }, 1));
 
 	/* local buffers: READ needs BUF_WRITE, WRITE/SEND need BUF_READ */
-	ASSERT_EQ(0, reg_buf(self->cli, self->cmem, 8192, RDMAXFER_BUF_READ, &c_ro));
-	ASSERT_EQ(0, reg_buf(self->cli, self->cmem + 8192, 8192, RDMAXFER_BUF_WRITE, &c_wo));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, self->cmem, 8192, RDMAXFER_BUF_READ, &c_ro));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, self->cmem + 8192, 8192, RDMAXFER_BUF_WRITE, &c_wo));
 	op = mkop(RDMAXFER_OP_READ, self->cconn, c_ro, 0, self->win, 0, 8, 0);
 	EXPECT_EQ(EINVAL, submit(self->cli, &op, 1)) TH_LOG("READ into a BUF_READ-only buffer");
 	op = mkop(RDMAXFER_OP_WRITE, self->cconn, c_wo, 0, self->win, 0, 8, 0);
@@ -2843,26 +2827,26 @@ TEST_F(xfer, submit_count_and_op_size)
 	for (i = 0; i < n; i++)
 		ops[i] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, 0, 1, i);
 	s.count = 0;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.count = n;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s)) TH_LOG("count max_batch + 1");
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s)) TH_LOG("count max_batch + 1");
 	s.count = ~0u;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.count = 1;
 	s.op_size = 0;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.op_size = 8;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.op_size = sizeof(*ops) - 8;
-	EXPECT_EQ(EINVAL, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.op_size = ~0u;
-	EXPECT_NE(0, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_NE(0, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	/* bad pointers */
 	s.op_size = sizeof(*ops);
 	s.ops = 0;
-	EXPECT_EQ(EFAULT, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	s.ops = 4096;
-	EXPECT_EQ(EFAULT, xioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->cli, RDMAXFER_IOC_SUBMIT, &s));
 	EXPECT_NOTHING_POSTED();
 	/* exactly max_batch is fine */
 	if (self->info.max_batch <= 4096) {
@@ -2888,7 +2872,7 @@ TEST_F(xfer, reap_nothing_pending)
 	while (reap_raw(self->srv, c, 4, 0) > 0)
 		;
 	t0 = now_ns();
-	ASSERT_EQ(0, xioctl(self->cli, RDMAXFER_IOC_REAP, &r));
+	ASSERT_EQ(0, rdx_ioctl(self->cli, RDMAXFER_IOC_REAP, &r));
 	EXPECT_EQ(0, r.count);
 	EXPECT_GT(1 * SEC, now_ns() - t0);
 	/*
@@ -2898,7 +2882,7 @@ TEST_F(xfer, reap_nothing_pending)
 	r.count = 4;
 	r.timeout_ns = 200 * MS;
 	t0 = now_ns();
-	ASSERT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_REAP, &r));
+	ASSERT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_REAP, &r));
 	EXPECT_EQ(0, r.count);
 	EXPECT_LE(100 * MS, now_ns() - t0);
 	EXPECT_GT(5 * SEC, now_ns() - t0);
@@ -2908,7 +2892,7 @@ TEST_F(xfer, reap_nothing_pending)
 	r.count = 4;
 	r.timeout_ns = 10 * SEC;
 	r.completions = 4096;
-	EXPECT_EQ(EFAULT, xioctl(self->cli, RDMAXFER_IOC_REAP, &r));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->cli, RDMAXFER_IOC_REAP, &r));
 	/* and the completion was not lost */
 	ASSERT_EQ(1, take_op(self->cli, c, EVENT_TMO));
 	EXPECT_EQ(7, c[0].user_data);
@@ -2921,16 +2905,16 @@ TEST_F(xfer, recv_errors)
 				   .addr = U64_PTR(b) };
 	struct rdmaxfer_completion ev;
 
-	EXPECT_EQ(EAGAIN, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EAGAIN, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	/* a message and a bad destination: EFAULT, and the message stays */
 	run_one(_metadata, self, mkop(RDMAXFER_OP_SEND, self->cconn, self->cbuf, 0, 0, 0, 8, 0),
 		&ev);
 	ASSERT_EQ(1, wait_event(self->srv, RDMAXFER_EVENT_RECV, 0, 0, &ev, EVENT_TMO));
 	r.addr = 4096;
-	EXPECT_EQ(EFAULT, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(EFAULT, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	r.addr = U64_PTR(b);
 	r.length = 8;
-	EXPECT_EQ(0, xioctl(self->srv, RDMAXFER_IOC_RECV, &r));
+	EXPECT_EQ(0, rdx_ioctl(self->srv, RDMAXFER_IOC_RECV, &r));
 	EXPECT_EQ(8, r.length);
 }
 
@@ -2960,9 +2944,9 @@ static void *id_racer_run(void *arg)
 	while (!r->stop) {
 		base = r->last;
 		for (k = 1; k <= 4; k++) {
-			if (!(r->revoke ? do_revoke(r->fd, base + k) : do_close(r->fd, base + k)))
+			if (!(r->revoke ? rdx_revoke(r->fd, base + k) : rdx_close(r->fd, base + k)))
 				r->hits++;
-			if (!r->revoke && !do_close(r->fd, k))
+			if (!r->revoke && !rdx_close(r->fd, k))
 				r->hits++;
 		}
 	}
@@ -2986,24 +2970,24 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
 	end = now_ns() + 4 * SEC;
 	while (now_ns() < end) {
-		ret = do_listen(r.fd, mkaddr(test_addr4, 0), 4, &lid, &port);
+		ret = rdx_listen(r.fd, rdx_addr(test_addr4, 0), 4, &lid, &port);
 		if (ret) {
 			EXPECT_EQ(EADDRINUSE, ret) TH_LOG("LISTEN: %s", strerror(ret));
 			continue;
 		}
 		listens++;
 		r.last = lid;
-		ret = do_connect(r.fd, mkaddr(test_addr4, port), 10 * SEC, &conn, NULL);
+		ret = rdx_connect(r.fd, rdx_addr(test_addr4, port), 10 * SEC, &conn, NULL);
 		/* refused or reset: the racer closed the listener or its connection */
 		EXPECT_TRUE(!ret || ret == ECONNREFUSED || ret == ECONNRESET)
 			TH_LOG("CONNECT: %s", strerror(ret));
 		if (!ret) {
 			conns++;
 			r.last = conn;
-			ret = do_close(r.fd, conn);
+			ret = rdx_close(r.fd, conn);
 			EXPECT_TRUE(!ret || ret == ENOENT);
 		}
-		ret = do_close(r.fd, lid);
+		ret = rdx_close(r.fd, lid);
 		EXPECT_TRUE(!ret || ret == ENOENT);
 	}
 	r.stop = 1;
@@ -3015,7 +2999,7 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	/* the racer closed the accepted side's ids too; nothing is left */
 	while (reap_raw(r.fd, &c, 1, 0) > 0)
 		;
-	ASSERT_EQ(0, get_stats(r.fd, &st));
+	ASSERT_EQ(0, rdx_stats(r.fd, &st));
 	EXPECT_EQ(0, st.num_conns);
 	close(r.fd);
 	/* the fixture's connection never noticed */
@@ -3050,8 +3034,8 @@ TEST_F_TIMEOUT(xfer, close_file_races_unaccepted_teardown, 90)
 		cl = open(DEVPATH, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, s);
 		ASSERT_LE(0, cl);
-		ASSERT_EQ(0, do_listen(s, mkaddr(test_addr4, 0), 4, &lid, &port));
-		ret = do_connect(cl, mkaddr(test_addr4, port), 10 * SEC, &conn, NULL);
+		ASSERT_EQ(0, rdx_listen(s, rdx_addr(test_addr4, 0), 4, &lid, &port));
+		ret = rdx_connect(cl, rdx_addr(test_addr4, port), 10 * SEC, &conn, NULL);
 		ASSERT_EQ(0, ret) TH_LOG("CONNECT: %s", strerror(ret));
 		connected++;
 		close(cl);		/* the unaccepted side starts its teardown */
@@ -3100,12 +3084,12 @@ TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
 	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
 	end = now_ns() + 4 * SEC;
 	while (now_ns() < end) {
-		ret = do_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
-				&win);
+		ret = rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+				 &win);
 		ASSERT_EQ(0, ret) TH_LOG("EXPOSE: %s", strerror(ret));
 		exposed++;
 		r.last = win;
-		ret = do_revoke(self->srv, win);
+		ret = rdx_revoke(self->srv, win);
 		EXPECT_TRUE(!ret || ret == ENOENT);
 		/* the client reaps as it goes: each event holds a credit of ours */
 		ASSERT_LE(0, count_window_events(self->cli, 0, &adverts, &revokes, &downs));
@@ -3122,9 +3106,9 @@ TEST_F_TIMEOUT(xfer, revoke_races_expose, 90)
 	EXPECT_EQ(0, downs);
 	EXPECT_EQ(exposed, adverts);
 	EXPECT_EQ(exposed, revokes);
-	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
-	ASSERT_EQ(0, get_stats(self->srv, &st));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(1, st.num_windows);	/* the fixture's */
 }
 
@@ -3149,16 +3133,16 @@ TEST_F_TIMEOUT(xfer, peer_event_flood_is_held_back, 120)
 	/* a second client of the same server file */
 	fd2 = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, do_connect(fd2, mkaddr(test_addr4, self->port), 10 * SEC, &cli2, NULL));
-	ASSERT_EQ(0, do_accept(self->srv, self->lid, 10 * SEC, &sconn2, NULL));
+	ASSERT_EQ(0, rdx_connect(fd2, rdx_addr(test_addr4, self->port), 10 * SEC, &cli2, NULL));
+	ASSERT_EQ(0, rdx_accept(self->srv, self->lid, 10 * SEC, &sconn2, NULL));
 
 	/* the fixture's client floods the server, which does not reap */
 	for (i = 0; i < self->info.max_pending; i++) {
 		alarm_ms(2000);
-		e = do_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ,
-			      &win);
+		e = rdx_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+			       &win);
 		if (!e)
-			e = do_revoke(self->cli, win);
+			e = rdx_revoke(self->cli, win);
 		alarm_ms(0);
 		if (e)
 			break;
@@ -3169,10 +3153,10 @@ TEST_F_TIMEOUT(xfer, peer_event_flood_is_held_back, 120)
 
 	/* the server's other connection still works both ways */
 	win2 = 0;
-	ASSERT_EQ(0, do_expose(self->srv, sconn2, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
-			       &win2));
+	ASSERT_EQ(0, rdx_expose(self->srv, sconn2, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+				&win2));
 	ASSERT_EQ(1, wait_event(fd2, RDMAXFER_EVENT_WINDOW, cli2, win2, &c, EVENT_TMO));
-	ASSERT_EQ(0, query_conn(self->srv, sconn2, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, sconn2, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
 
 	/* reaping releases the flooder; nothing was dropped */
@@ -3180,12 +3164,12 @@ TEST_F_TIMEOUT(xfer, peer_event_flood_is_held_back, 120)
 	EXPECT_EQ(0, downs);
 	EXPECT_LE(i, adverts);
 	alarm_ms(10000);
-	e = do_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ, &win);
+	e = rdx_expose(self->cli, self->cconn, self->cbuf, 0, 4096, RDMAXFER_REMOTE_READ, &win);
 	alarm_ms(0);
 	EXPECT_EQ(0, e) TH_LOG("EXPOSE after the server reaped: %s", strerror(e));
-	ASSERT_EQ(0, query_conn(self->cli, self->cconn, &ci));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &ci));
 	EXPECT_EQ(RDMAXFER_CONN_ESTABLISHED, ci.state);
-	ASSERT_EQ(0, get_stats(self->srv, &st));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(0, st.file.protocol_errors);
 	EXPECT_EQ(0, st.file.conn_errors);
 	close(fd2);
@@ -3205,9 +3189,9 @@ TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
 	int e = 0;
 
 	ASSERT_TRUE(mem != NULL);
-	ASSERT_EQ(0, reg_buf(self->srv, mem, len, RDMAXFER_BUF_READ, &b));
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, len, RDMAXFER_BUF_READ, &b));
 	for (n = 0; n < 4096; n++) {
-		e = do_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
+		e = rdx_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
 		if (e)
 			break;
 		if (!first)
@@ -3220,8 +3204,8 @@ TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
 	EXPECT_LT(0, n);
 	EXPECT_GT(4096 / 2, n);		/* 64 MiB is many segments on any device */
 	ASSERT_NE(0, first);
-	EXPECT_EQ(0, do_revoke(self->srv, first));
-	e = do_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
+	EXPECT_EQ(0, rdx_revoke(self->srv, first));
+	e = rdx_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
 	EXPECT_EQ(0, e) TH_LOG("EXPOSE after a REVOKE: %s", strerror(e));
 	ASSERT_LE(0, count_window_events(self->cli, 500 * MS, &adverts, &revokes, &downs));
 	EXPECT_EQ(0, downs);
@@ -3231,13 +3215,13 @@ TEST_F(xfer, close_unknown_and_listener)
 {
 	__u32 c;
 
-	EXPECT_EQ(ENOENT, do_close(self->srv, 0xfff0));
-	ASSERT_EQ(0, do_close(self->srv, self->lid));
-	EXPECT_EQ(ENOENT, do_close(self->srv, self->lid));
-	EXPECT_EQ(ENOENT, do_accept(self->srv, self->lid, 0, &c, NULL));
+	EXPECT_EQ(ENOENT, rdx_close(self->srv, 0xfff0));
+	ASSERT_EQ(0, rdx_close(self->srv, self->lid));
+	EXPECT_EQ(ENOENT, rdx_close(self->srv, self->lid));
+	EXPECT_EQ(ENOENT, rdx_accept(self->srv, self->lid, 0, &c, NULL));
 	/* no listener any more: refused */
-	EXPECT_EQ(ECONNREFUSED, do_connect(self->cli, mkaddr(test_addr4, self->port), 5 * SEC,
-					   &c, NULL));
+	EXPECT_EQ(ECONNREFUSED, rdx_connect(self->cli, rdx_addr(test_addr4, self->port), 5 * SEC,
+					    &c, NULL));
 	/* the accepted connection lives on */
 	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
 				      0, 16, 0), (struct rdmaxfer_completion[1]){});
@@ -3255,10 +3239,10 @@ TEST(connect_refused_without_listener)
 
 	ASSERT_LE(0, fd);
 	/* a port that surely has no listener: bind one, then close it */
-	ASSERT_EQ(0, do_listen(fd, mkaddr(test_addr4, 0), 0, &lid, &port));
-	ASSERT_EQ(0, do_close(fd, lid));
+	ASSERT_EQ(0, rdx_listen(fd, rdx_addr(test_addr4, 0), 0, &lid, &port));
+	ASSERT_EQ(0, rdx_close(fd, lid));
 	t0 = now_ns();
-	EXPECT_EQ(ECONNREFUSED, do_connect(fd, mkaddr(test_addr4, port), 10 * SEC, &conn, &reason));
+	EXPECT_EQ(ECONNREFUSED, rdx_connect(fd, rdx_addr(test_addr4, port), 10 * SEC, &conn, &reason));
 	EXPECT_EQ(RDMAXFER_REJECT_UNKNOWN, reason);
 	EXPECT_GT(5 * SEC, now_ns() - t0);
 	close(fd);
@@ -3273,10 +3257,10 @@ TEST(connect_to_any_address_is_einval)
 
 	ASSERT_LE(0, fd);
 	/* even with a wildcard listener there: a peer needs an address */
-	ASSERT_EQ(0, do_listen(fd, mkaddr("0.0.0.0", 0), 0, &lid, &port));
-	EXPECT_EQ(EINVAL, do_connect(fd, mkaddr("0.0.0.0", port), 2 * SEC, &conn, NULL));
-	EXPECT_EQ(EINVAL, do_connect(fd, mkaddr("::", port), 2 * SEC, &conn, NULL));
-	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(0, rdx_listen(fd, rdx_addr("0.0.0.0", 0), 0, &lid, &port));
+	EXPECT_EQ(EINVAL, rdx_connect(fd, rdx_addr("0.0.0.0", port), 2 * SEC, &conn, NULL));
+	EXPECT_EQ(EINVAL, rdx_connect(fd, rdx_addr("::", port), 2 * SEC, &conn, NULL));
+	ASSERT_EQ(0, rdx_stats(fd, &st));
 	EXPECT_EQ(0, st.num_conns);
 	EXPECT_EQ(0, st.file.conns);
 	EXPECT_EQ(0, st.file.conn_errors);
@@ -3296,17 +3280,17 @@ TEST(connect_unreachable_times_out)
 		SKIP(return, "no RDMAXFER_TEST_SILENT (an unused address on the device's subnet)");
 	/* on the device's subnet, but nobody answers ARP */
 	t0 = now_ns();
-	r = do_connect(fd, mkaddr(test_env()->silent, 4791), 500 * MS, &conn, NULL);
+	r = rdx_connect(fd, rdx_addr(test_env()->silent, 4791), 500 * MS, &conn, NULL);
 	dt = now_ns() - t0;
 	EXPECT_TRUE(r == ETIMEDOUT || r == EHOSTUNREACH || r == ENETUNREACH)
 		TH_LOG("CONNECT %s: %s", test_env()->silent, strerror(r));
 	EXPECT_GT(5 * SEC, dt) TH_LOG("took %lld ms for a 500 ms timeout", (long long)(dt / MS));
 	/* 198.51.100.1: no route at all */
-	r = do_connect(fd, mkaddr("198.51.100.1", 4791), 500 * MS, &conn, NULL);
+	r = rdx_connect(fd, rdx_addr("198.51.100.1", 4791), 500 * MS, &conn, NULL);
 	EXPECT_TRUE(r == ETIMEDOUT || r == EHOSTUNREACH || r == ENETUNREACH)
 		TH_LOG("CONNECT 198.51.100.1: %s", strerror(r));
 	/* nothing is left behind */
-	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(0, rdx_stats(fd, &st));
 	EXPECT_EQ(0, st.num_conns);
 	close(fd);
 }
@@ -3334,7 +3318,7 @@ TEST(connect_interrupted_is_eintr)
 	}
 	/* nobody answers at the silent address: CONNECT waits until the signal */
 	t0 = now_ns();
-	r = do_connect(fd, mkaddr(test_env()->silent, 4791), 20 * SEC, &conn, NULL);
+	r = rdx_connect(fd, rdx_addr(test_env()->silent, 4791), 20 * SEC, &conn, NULL);
 	dt = now_ns() - t0;
 	waitpid(pid, NULL, 0);
 	if (r == EHOSTUNREACH || r == ENETUNREACH)
@@ -3342,7 +3326,7 @@ TEST(connect_interrupted_is_eintr)
 	EXPECT_EQ(EINTR, r) TH_LOG("%s after %lld ms", strerror(r), (long long)(dt / MS));
 	EXPECT_GT(5 * SEC, dt);
 	/* nothing is left behind */
-	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(0, rdx_stats(fd, &st));
 	EXPECT_EQ(0, st.num_conns);
 	close(fd);
 }
@@ -3350,13 +3334,13 @@ TEST(connect_interrupted_is_eintr)
 TEST(bad_address_family_is_rejected)
 {
 	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
-	struct rdmaxfer_addr a = mkaddr("127.0.0.1", 0);
+	struct rdmaxfer_addr a = rdx_addr("127.0.0.1", 0);
 	__u32 id;
 
 	ASSERT_LE(0, fd);
 	a.family = AF_UNIX;
-	EXPECT_NE(0, do_listen(fd, a, 0, &id, NULL));
-	EXPECT_NE(0, do_connect(fd, a, SEC, &id, NULL));
+	EXPECT_NE(0, rdx_listen(fd, a, 0, &id, NULL));
+	EXPECT_NE(0, rdx_connect(fd, a, SEC, &id, NULL));
 	close(fd);
 }
 
@@ -3422,10 +3406,10 @@ int main(int argc, char **argv)
 		ksft_print_header();
 		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
 	}
-	if (get_info(fd, &info) == 0 && !(info.features & RDMAXFER_FEATURE_TRANSFER)) {
-		struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(test_addr4, 0) };
+	if (rdx_get_info(fd, &info) == 0 && !(info.features & RDMAXFER_FEATURE_TRANSFER)) {
+		struct rdmaxfer_listen l = { .size = sizeof(l), .addr = rdx_addr(test_addr4, 0) };
 
-		if (xioctl(fd, RDMAXFER_IOC_LISTEN, &l) == ENOTTY) {
+		if (rdx_ioctl(fd, RDMAXFER_IOC_LISTEN, &l) == ENOTTY) {
 			ksft_print_header();
 			ksft_exit_skip("the module has no transfers (no RDMAXFER_FEATURE_TRANSFER)\n");
 		}

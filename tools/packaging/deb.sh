@@ -7,10 +7,10 @@
 #   deb.sh [OUTDIR]     (default: build/deb)
 #
 # The tree's top level stays free of packaging: the files the packages need
-# (Kbuild, kmod/, uapi/, tools/rdmaxfer/, Documentation/man/) are copied
-# into OUTDIR/rdmaxfer-<version>/ next to tools/packaging/debian/, the
-# changelog is written for the version in kmod/rdmaxfer.h, and
-# dpkg-buildpackage builds the binary packages there:
+# (Kbuild, kmod/, uapi/, tools/rdmaxfer/, tools/lib/rdmaxfer/,
+# Documentation/man/) are copied into OUTDIR/rdmaxfer-<version>/ next to
+# tools/packaging/debian/, the changelog is written for the version in
+# kmod/rdmaxfer.h, and dpkg-buildpackage builds the binary packages there:
 #   OUTDIR/rdmaxfer-dkms_<version>-1_all.deb, OUTDIR/rdmaxfer_<version>-1_<arch>.deb
 # Missing build dependencies are installed when run as root.
 set -euo pipefail
@@ -51,12 +51,14 @@ ensure_deps
 
 src=$OUT/rdmaxfer-$ver
 rm -rf "$src" "$OUT"/rdmaxfer*_"$ver"-*
-mkdir -p "$src/kmod" "$src/uapi/linux" "$src/tools/rdmaxfer" "$src/Documentation/man"
+mkdir -p "$src/kmod" "$src/uapi/linux" "$src/tools/rdmaxfer" "$src/tools/lib/rdmaxfer" \
+	"$src/Documentation/man"
 cp "$TOP/Kbuild" "$TOP/Makefile" "$src/"
 cp "$TOP"/kmod/Kbuild "$TOP"/kmod/*.[ch] "$src/kmod/"
 rm -f "$src"/kmod/*.mod.c
 cp "$TOP/uapi/linux/rdmaxfer.h" "$src/uapi/linux/"
 cp "$TOP"/tools/rdmaxfer/Makefile "$TOP"/tools/rdmaxfer/*.[ch] "$src/tools/rdmaxfer/"
+cp "$TOP"/tools/lib/rdmaxfer/*.[ch] "$src/tools/lib/rdmaxfer/"
 cp "$TOP"/Documentation/man/rdmaxfer.[48] "$src/Documentation/man/"
 cp -r "$PKG_DIR/debian" "$src/debian"
 cp "$PKG_DIR/dkms.conf" "$src/debian/rdmaxfer-dkms.dkms"

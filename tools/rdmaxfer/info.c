@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "rdmaxfer.h"
@@ -70,45 +70,19 @@ static void format_gid(const struct rdmaxfer_gid *g, char *addr, char *ndev)
 		strcpy(ndev, "-");
 }
 
-/* Query one port and all its GIDs.  Returns 0, or -1 with errno set. */
-static int query_port(int fd, uint32_t index, uint32_t port, struct port *p)
-{
-	for (;;) {
-		uint32_t cap = p->info.num_gids;
-
-		memset(&p->info, 0, sizeof(p->info));
-		p->info.size = sizeof(p->info);
-		p->info.index = index;
-		p->info.port = port;
-		p->info.num_gids = cap;
-		p->info.gids = (uintptr_t)p->gids;
-		if (ioctl(fd, RDMAXFER_IOC_QUERY_PORT, &p->info))
-			return -1;
-		if (p->info.num_gids <= cap)
-			return 0;
-		/* the table grew (or first call): retry with room for all */
-		free(p->gids);
-		p->gids = calloc(p->info.num_gids, sizeof(*p->gids));
-		if (!p->gids)
-			return -1;
-	}
-}
-
 /* Query one device and its ports.  Returns 0, or -1 with errno set. */
 static int query_device(int fd, uint32_t index, struct device *d)
 {
 	uint32_t i;
 
 	memset(d, 0, sizeof(*d));
-	d->info.size = sizeof(d->info);
-	d->info.index = index;
-	if (ioctl(fd, RDMAXFER_IOC_QUERY_DEVICE, &d->info))
+	if (rdx_query_device(fd, index, &d->info))
 		return -1;
 	d->ports = calloc(d->info.num_ports, sizeof(*d->ports));
 	if (!d->ports && d->info.num_ports)
 		return -1;
 	for (i = 0; i < d->info.num_ports; i++)
-		if (query_port(fd, index, i + 1, &d->ports[i]))
+		if (query_port_gids(fd, index, i + 1, &d->ports[i].info, &d->ports[i].gids))
 			return -1;
 	return 0;
 }
@@ -122,147 +96,218 @@ static void free_device(struct device *d)
 	free(d->ports);
 }
 
-static void print_human(const struct rdmaxfer_info *mi, const struct device *devs, int n)
+/*
+ * Printing: one walk over the module and its devices, both outputs.  Each
+ * object has one function that shows every field once, in the JSON order,
+ * through the helpers below (as iproute2's rdma tool does): a field is a
+ * JSON member, and in human mode a piece of text from its own printf
+ * format; a NULL format leaves the field out of the human text, human()
+ * prints text that JSON does not have.  The human lines keep two fields
+ * later than JSON does (max_mr_size, atomic): those are shown twice, once
+ * for each mode.
+ */
+static bool json_mode;
+
+/*
+ * The formats are the callers' literals, each with one conversion of the
+ * type of its helper (%llu or %llx; %s).
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
+/* A number: member @key (NULL: an array element), human text @fmt (or none). */
+static void show_uint(const char *key, const char *fmt, unsigned long long v)
 {
-	char guid[24], addr[INET6_ADDRSTRLEN], ndev[IF_NAMESIZE];
-	size_t c;
-	int i;
-
-	printf("rdmaxfer module %s, ABI %u, %d RDMA device%s\n",
-	       mi->version, mi->abi_version, n, n == 1 ? "" : "s");
-	if (!n)
-		printf("  (none: add Soft-RoCE with 'rdma link add rxe0 type rxe netdev NETDEV')\n");
-	for (i = 0; i < n; i++) {
-		const struct rdmaxfer_device_info *d = &devs[i].info;
-		uint32_t p, g;
-
-		format_guid(d->node_guid, guid, sizeof(guid));
-		printf("%s: index %u, %s, node GUID %s, vendor 0x%x part %u, caps",
-		       d->name, d->index, NAME_OF(node_types, d->node_type), guid,
-		       d->vendor_id, d->vendor_part_id);
-		for (c = 0; c < sizeof(device_caps) / sizeof(device_caps[0]); c++)
-			if (d->caps & device_caps[c].bit)
-				printf(" %s", device_caps[c].name);
-		printf("\n  max_qp_wr %u, max_send_sge %u, max_recv_sge %u, max_sge_rd %u, max_qp_rd_atom %u\n",
-		       d->max_qp_wr, d->max_send_sge, d->max_recv_sge, d->max_sge_rd,
-		       d->max_qp_rd_atom);
-		printf("  max_fast_reg_page_list_len %u, max_mr_size %llu, atomic %s, completion vectors %u\n",
-		       d->max_fast_reg_page_list_len, (unsigned long long)d->max_mr_size,
-		       NAME_OF(atomic_caps, d->atomic_cap), d->num_comp_vectors);
-		for (p = 0; p < d->num_ports; p++) {
-			const struct port *pt = &devs[i].ports[p];
-
-			printf("  port %u: %s, %s, active MTU %u (max %u), max message %u, %u GID%s\n",
-			       pt->info.port, NAME_OF(port_states, pt->info.state),
-			       NAME_OF(link_layers, pt->info.link_layer), pt->info.active_mtu,
-			       pt->info.max_mtu, pt->info.max_msg_sz, pt->info.num_gids,
-			       pt->info.num_gids == 1 ? "" : "s");
-			for (g = 0; g < pt->info.num_gids; g++) {
-				format_gid(&pt->gids[g], addr, ndev);
-				printf("    gid %-4u %-40s %-7s %s\n", pt->gids[g].index, addr,
-				       NAME_OF(gid_types, pt->gids[g].type), ndev);
-			}
-		}
-	}
+	if (json_mode)
+		json_u64(key, v);
+	else if (fmt)
+		printf(fmt, v);
 }
 
-static void print_json(const struct rdmaxfer_info *mi, const struct device *devs, int n)
+/* A string: member @key (NULL: an array element), human text @fmt (or none). */
+static void show_str(const char *key, const char *fmt, const char *v)
 {
-	char guid[24], addr[INET6_ADDRSTRLEN], ndev[IF_NAMESIZE];
+	if (json_mode)
+		json_string(key, v);
+	else if (fmt)
+		printf(fmt, v);
+}
+
+#pragma GCC diagnostic pop
+
+/* Text of the human output only. */
+static void human(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void human(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json_mode)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* JSON containers: nothing in human mode. */
+static void open_object(const char *key)
+{
+	if (json_mode)
+		json_begin_object(key);
+}
+
+static void close_object(void)
+{
+	if (json_mode)
+		json_end_object();
+}
+
+static void open_array(const char *key)
+{
+	if (json_mode)
+		json_begin_array(key);
+}
+
+static void close_array(void)
+{
+	if (json_mode)
+		json_end_array();
+}
+
+/* The module, and in human mode how many devices it sees (@n). */
+static void show_module(const struct rdmaxfer_info *mi, int n)
+{
+	open_object("module");
+	show_str("version", "rdmaxfer module %s", mi->version);
+	show_uint("abi_version", ", ABI %llu", mi->abi_version);
+	human(", %d RDMA device%s\n", n, n == 1 ? "" : "s");
+	open_array("features");
+	if (mi->features & RDMAXFER_FEATURE_DEVICE_QUERY)
+		show_str(NULL, NULL, "device_query");
+	if (mi->features & RDMAXFER_FEATURE_TRANSFER)
+		show_str(NULL, NULL, "transfer");
+	close_array();
+	show_uint("max_cmd_size", NULL, mi->max_cmd_size);
+	if (mi->features & RDMAXFER_FEATURE_TRANSFER) {
+		show_uint("max_buf_size", NULL, mi->max_buf_size);
+		show_uint("max_window_size", NULL, mi->max_window_size);
+		show_uint("max_send_size", NULL, mi->max_send_size);
+		show_uint("max_batch", NULL, mi->max_batch);
+		show_uint("max_pending", NULL, mi->max_pending);
+		show_uint("max_objects", NULL, mi->max_objects);
+	}
+	close_object();
+	if (!n)
+		human("  (none: add Soft-RoCE with 'rdma link add rxe0 type rxe netdev NETDEV')\n");
+}
+
+/* One GID: a line of its own. */
+static void show_gid(const struct rdmaxfer_gid *g)
+{
+	char addr[INET6_ADDRSTRLEN], ndev[IF_NAMESIZE];
+
+	format_gid(g, addr, ndev);
+	open_object(NULL);
+	show_uint("index", "    gid %-4llu ", g->index);
+	show_str("gid", "%-40s ", addr);
+	show_str("type", "%-7s ", NAME_OF(gid_types, g->type));
+	show_str("netdev", "%s\n", ndev);
+	close_object();
+}
+
+/* One port: a line, then its GIDs. */
+static void show_port(const struct port *pt)
+{
+	const struct rdmaxfer_port_info *p = &pt->info;
+	uint32_t g;
+
+	open_object(NULL);
+	show_uint("port", "  port %llu: ", p->port);
+	show_str("state", "%s", NAME_OF(port_states, p->state));
+	show_uint("phys_state", NULL, p->phys_state);
+	show_str("link_layer", ", %s", NAME_OF(link_layers, p->link_layer));
+	show_uint("active_mtu", ", active MTU %llu", p->active_mtu);
+	show_uint("max_mtu", " (max %llu)", p->max_mtu);
+	show_uint("max_msg_sz", ", max message %llu", p->max_msg_sz);
+	show_uint("gid_tbl_len", NULL, p->gid_tbl_len);
+	show_uint("lid", NULL, p->lid);
+	human(", %u GID%s\n", p->num_gids, p->num_gids == 1 ? "" : "s");
+	open_array("gids");
+	for (g = 0; g < p->num_gids; g++)
+		show_gid(&pt->gids[g]);
+	close_array();
+	close_object();
+}
+
+/* One device: three lines of attributes, then its ports. */
+static void show_device(const struct device *dev)
+{
+	const struct rdmaxfer_device_info *d = &dev->info;
+	char guid[24];
+	uint32_t p;
 	size_t c;
+
+	open_object(NULL);
+	show_str("name", "%s: ", d->name);
+	show_uint("index", "index %llu", d->index);
+	show_str("node_type", ", %s", NAME_OF(node_types, d->node_type));
+	format_guid(d->node_guid, guid, sizeof(guid));
+	show_str("node_guid", ", node GUID %s", guid);
+	format_guid(d->sys_image_guid, guid, sizeof(guid));
+	show_str("sys_image_guid", NULL, guid);
+	show_uint("vendor_id", ", vendor 0x%llx", d->vendor_id);
+	show_uint("vendor_part_id", " part %llu", d->vendor_part_id);
+	show_uint("hw_ver", NULL, d->hw_ver);
+	open_array("caps");
+	human(", caps");
+	for (c = 0; c < sizeof(device_caps) / sizeof(device_caps[0]); c++)
+		if (d->caps & device_caps[c].bit)
+			show_str(NULL, " %s", device_caps[c].name);
+	close_array();
+	show_str("atomic_cap", NULL, NAME_OF(atomic_caps, d->atomic_cap));
+	show_uint("device_cap_flags", NULL, d->device_cap_flags);
+	show_uint("max_mr_size", NULL, d->max_mr_size);
+	show_uint("page_size_cap", NULL, d->page_size_cap);
+	show_uint("max_qp", NULL, d->max_qp);
+	show_uint("max_qp_wr", "\n  max_qp_wr %llu", d->max_qp_wr);
+	show_uint("max_send_sge", ", max_send_sge %llu", d->max_send_sge);
+	show_uint("max_recv_sge", ", max_recv_sge %llu", d->max_recv_sge);
+	show_uint("max_sge_rd", ", max_sge_rd %llu", d->max_sge_rd);
+	show_uint("max_cq", NULL, d->max_cq);
+	show_uint("max_cqe", NULL, d->max_cqe);
+	show_uint("max_mr", NULL, d->max_mr);
+	show_uint("max_pd", NULL, d->max_pd);
+	show_uint("max_qp_rd_atom", ", max_qp_rd_atom %llu\n", d->max_qp_rd_atom);
+	show_uint("max_qp_init_rd_atom", NULL, d->max_qp_init_rd_atom);
+	show_uint("max_fast_reg_page_list_len", "  max_fast_reg_page_list_len %llu",
+		  d->max_fast_reg_page_list_len);
+	/* shown to JSON above */
+	human(", max_mr_size %llu, atomic %s", (unsigned long long)d->max_mr_size,
+	      NAME_OF(atomic_caps, d->atomic_cap));
+	show_uint("num_comp_vectors", ", completion vectors %llu\n", d->num_comp_vectors);
+	open_array("ports");
+	for (p = 0; p < d->num_ports; p++)
+		show_port(&dev->ports[p]);
+	close_array();
+	close_object();
+}
+
+/* Everything, human or (@json) one JSON object. */
+static void show_info(const struct rdmaxfer_info *mi, const struct device *devs, int n,
+		      bool json)
+{
 	int i;
 
-	json_begin_object(NULL);
-	json_begin_object("module");
-	json_string("version", mi->version);
-	json_u64("abi_version", mi->abi_version);
-	json_begin_array("features");
-	if (mi->features & RDMAXFER_FEATURE_DEVICE_QUERY)
-		json_string(NULL, "device_query");
-	if (mi->features & RDMAXFER_FEATURE_TRANSFER)
-		json_string(NULL, "transfer");
-	json_end_array();
-	json_u64("max_cmd_size", mi->max_cmd_size);
-	if (mi->features & RDMAXFER_FEATURE_TRANSFER) {
-		json_u64("max_buf_size", mi->max_buf_size);
-		json_u64("max_window_size", mi->max_window_size);
-		json_u64("max_send_size", mi->max_send_size);
-		json_u64("max_batch", mi->max_batch);
-		json_u64("max_pending", mi->max_pending);
-		json_u64("max_objects", mi->max_objects);
-	}
-	json_end_object();
-	json_begin_array("devices");
-	for (i = 0; i < n; i++) {
-		const struct rdmaxfer_device_info *d = &devs[i].info;
-		uint32_t p, g;
-
-		json_begin_object(NULL);
-		json_string("name", d->name);
-		json_u64("index", d->index);
-		json_string("node_type", NAME_OF(node_types, d->node_type));
-		format_guid(d->node_guid, guid, sizeof(guid));
-		json_string("node_guid", guid);
-		format_guid(d->sys_image_guid, guid, sizeof(guid));
-		json_string("sys_image_guid", guid);
-		json_u64("vendor_id", d->vendor_id);
-		json_u64("vendor_part_id", d->vendor_part_id);
-		json_u64("hw_ver", d->hw_ver);
-		json_begin_array("caps");
-		for (c = 0; c < sizeof(device_caps) / sizeof(device_caps[0]); c++)
-			if (d->caps & device_caps[c].bit)
-				json_string(NULL, device_caps[c].name);
-		json_end_array();
-		json_string("atomic_cap", NAME_OF(atomic_caps, d->atomic_cap));
-		json_u64("device_cap_flags", d->device_cap_flags);
-		json_u64("max_mr_size", d->max_mr_size);
-		json_u64("page_size_cap", d->page_size_cap);
-		json_u64("max_qp", d->max_qp);
-		json_u64("max_qp_wr", d->max_qp_wr);
-		json_u64("max_send_sge", d->max_send_sge);
-		json_u64("max_recv_sge", d->max_recv_sge);
-		json_u64("max_sge_rd", d->max_sge_rd);
-		json_u64("max_cq", d->max_cq);
-		json_u64("max_cqe", d->max_cqe);
-		json_u64("max_mr", d->max_mr);
-		json_u64("max_pd", d->max_pd);
-		json_u64("max_qp_rd_atom", d->max_qp_rd_atom);
-		json_u64("max_qp_init_rd_atom", d->max_qp_init_rd_atom);
-		json_u64("max_fast_reg_page_list_len", d->max_fast_reg_page_list_len);
-		json_u64("num_comp_vectors", d->num_comp_vectors);
-		json_begin_array("ports");
-		for (p = 0; p < d->num_ports; p++) {
-			const struct port *pt = &devs[i].ports[p];
-
-			json_begin_object(NULL);
-			json_u64("port", pt->info.port);
-			json_string("state", NAME_OF(port_states, pt->info.state));
-			json_u64("phys_state", pt->info.phys_state);
-			json_string("link_layer", NAME_OF(link_layers, pt->info.link_layer));
-			json_u64("active_mtu", pt->info.active_mtu);
-			json_u64("max_mtu", pt->info.max_mtu);
-			json_u64("max_msg_sz", pt->info.max_msg_sz);
-			json_u64("gid_tbl_len", pt->info.gid_tbl_len);
-			json_u64("lid", pt->info.lid);
-			json_begin_array("gids");
-			for (g = 0; g < pt->info.num_gids; g++) {
-				format_gid(&pt->gids[g], addr, ndev);
-				json_begin_object(NULL);
-				json_u64("index", pt->gids[g].index);
-				json_string("gid", addr);
-				json_string("type", NAME_OF(gid_types, pt->gids[g].type));
-				json_string("netdev", ndev);
-				json_end_object();
-			}
-			json_end_array();
-			json_end_object();
-		}
-		json_end_array();
-		json_end_object();
-	}
-	json_end_array();
-	json_end_object();
-	json_end_document();
+	json_mode = json;
+	open_object(NULL);
+	show_module(mi, n);
+	open_array("devices");
+	for (i = 0; i < n; i++)
+		show_device(&devs[i]);
+	close_array();
+	close_object();
+	if (json)
+		json_end_document();
 }
 
 static void info_usage(FILE *f)
@@ -316,10 +361,7 @@ int cmd_info(int argc, char **argv)
 		}
 		free_device(&devs[ndev]);
 	}
-	if (json)
-		print_json(&mi, devs, ndev);
-	else
-		print_human(&mi, devs, ndev);
+	show_info(&mi, devs, ndev, json);
 	ret = fflush(stdout) ? fail("writing output failed: %s", strerror(errno)) : EXIT_OK;
 out:
 	for (i = 0; i < ndev; i++)

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "rdmaxfer.h"
-#include "bench.h"
+#include "measure.h"
 
 static const struct {
 	const char *name;

@@ -2,13 +2,26 @@
 /*
  * rdmaxfer CLI - shared declarations.
  *
- * The CLI is a thin layer over the ioctls of /dev/rdmaxfer: one source file
- * per command group (info.c, serve.c, xfer.c for write/read/send, stats.c),
- * the client side of a connection in session.c, the application protocol
- * between serve and the clients in proto.h, CRC32C in crc32c.c, helpers for
- * the device file, parsing, errors and JSON in util.c, the command table in
- * main.c.  Exit codes: 0 success, 1 failure,
- * 2 usage error.  Errors are one line on stderr, starting with "rdmaxfer: ".
+ * The CLI is a thin layer over the ioctls of /dev/rdmaxfer, which it issues
+ * through librdmaxfer (tools/lib/rdmaxfer/: rdx_listen(), rdx_submit(), ...,
+ * one ioctl each; shared with the selftests).  Its files:
+ *
+ *   main.c          the command table, --help, --version
+ *   opts.c          the options commands share (--port, --bind, --size,
+ *                   --json, --help, HOST) and their usage errors
+ *   util.c          errors, the device file, sizes and addresses, JSON
+ *   info.c          info: the module and its devices, human or JSON
+ *   stats.c         stats: the module's counters
+ *   serve.c         serve: the server of all the clients below
+ *   xfer.c          write, read, send: the clients of serve
+ *   session.[ch]    the client side of one connection
+ *   proto.h         the application protocol between serve and its clients
+ *   crc32c.c        CRC32C, for --verify
+ *   measure.h,      the measurements: ping, bench, regbench and their
+ *   measure_*.c     sockets baseline (see measure.h)
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage error.  Errors are one line on
+ * stderr, starting with "rdmaxfer: ".
  */
 #ifndef RDMAXFER_CLI_H
 #define RDMAXFER_CLI_H
@@ -18,6 +31,10 @@
 #include <stdio.h>
 #include <linux/rdmaxfer.h>
 
+#include "librdmaxfer.h"
+
+struct option;
+
 #define CLI_VERSION	"0.3.0"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -26,6 +43,57 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * opts.c: the options commands share.  A command's loop
+ *	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0)
+ * sees only its own options; common_getopt() handles the shared ones and
+ * checks the arguments after the options.  At the end, ret is -1 to go on,
+ * else the exit status to return (help printed, or one usage error line).
+ */
+enum {
+	OPT_PORT = 0x100,	/* getopt values of the shared options: above any char */
+	OPT_BIND,
+	OPT_SIZE,
+	OPT_JSON,
+	OPT_HELP,
+};
+
+/* Their entries in a command's struct option table (<getopt.h>). */
+#define OPTION_PORT	{ "port", required_argument, NULL, OPT_PORT }
+#define OPTION_BIND	{ "bind", required_argument, NULL, OPT_BIND }
+#define OPTION_SIZE	{ "size", required_argument, NULL, OPT_SIZE }
+#define OPTION_JSON	{ "json", no_argument, NULL, OPT_JSON }
+#define OPTION_HELP	{ "help", no_argument, NULL, OPT_HELP }
+#define OPTION_END	{ NULL, 0, NULL, 0 }
+
+/* struct common_opts.flags: how a command takes the shared options */
+#define CO_HOST		0x1	/* one argument, HOST (a client); else none */
+#define CO_PORT_ANY	0x2	/* --port 0 stays 0 (any); else it is the default port */
+#define CO_SIZE_MIN1	0x4	/* --size must be at least 1 */
+#define CO_BIND_LATE	0x8	/* --bind is checked after all options, not when seen */
+
+struct common_opts {
+	const char *cmd;		/* "write " etc.: name and a space, for usage errors */
+	void (*help)(FILE *f);		/* --help prints this on stdout */
+	unsigned int flags;		/* CO_* */
+	const char *host;		/* HOST (CO_HOST) */
+	uint16_t port;			/* --port, RDMAXFER_DEFAULT_PORT when not given */
+	const char *bind;		/* --bind, NULL when not given */
+	uint64_t size;			/* --size, when have_size */
+	bool have_size;
+	bool json;			/* --json */
+};
+
+void common_init(struct common_opts *co, const char *cmd, void (*help)(FILE *f),
+		 unsigned int flags);
+/*
+ * The next option of the command's own in table @opts (its getopt value,
+ * never one of OPT_*), or 0 when the options are over: then *@ret is set.
+ */
+int common_getopt(struct common_opts *co, int argc, char **argv, const struct option *opts,
+		  int *ret);
+/* The whole parser of a command that takes only [--json] and --help. */
 int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
 		    bool *json);
 
@@ -34,6 +102,8 @@ int rdmaxfer_open(void);
 int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info);
 int rdmaxfer_open_transfer(struct rdmaxfer_info *info);
 int list_device_indexes(int fd, uint32_t **out);
+int query_port_gids(int fd, uint32_t index, uint32_t port, struct rdmaxfer_port_info *pi,
+		    struct rdmaxfer_gid **gids);
 const char *rdmaxfer_op_name(unsigned int opcode);
 
 /* util.c: parsing and formatting */

@@ -72,7 +72,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -82,7 +81,7 @@
 
 #include "rdmaxfer.h"
 #include "proto.h"
-#include "bench.h"
+#include "measure.h"
 
 #define SERVE_MAX_CONNS		64
 #define SERVE_PER_HOST		32	/* default --max-per-host: bench --conns 32 fits */
@@ -122,7 +121,8 @@ struct server {
 	int fd;
 	struct rdmaxfer_info info;
 	uint32_t listen_id;
-	uint16_t port;			/* the port listened on (--port 0: chosen) */
+	const char *bind_addr;		/* --bind, NULL: "::" (or 0.0.0.0) */
+	uint16_t port;			/* --port, then the port listened on (0: chosen) */
 	uint64_t size;
 	unsigned char *win;		/* the shared window: --size bytes */
 	uint32_t buf_id;		/* ... registered once */
@@ -253,9 +253,7 @@ static struct sconn *find_conn(struct server *srv, uint32_t id)
 
 static void close_id(struct server *srv, uint32_t id)
 {
-	struct rdmaxfer_close cl = { .size = sizeof(cl), .id = id };
-
-	ioctl(srv->fd, RDMAXFER_IOC_CLOSE, &cl);
+	rdx_close(srv->fd, id);
 }
 
 static void finish_conn(struct server *srv, struct sconn *sc, int status);
@@ -300,14 +298,13 @@ static int preload(struct server *srv, unsigned char *win)
  */
 static bool window_too_big(struct server *srv, struct sconn *sc)
 {
-	struct rdmaxfer_conn_info ci = { .size = sizeof(ci), .conn_id = sc->id };
-	struct rdmaxfer_device_info di = { .size = sizeof(di) };
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_device_info di;
 	char sz[48], mx[48], dev[RDMAXFER_NAME_LEN + 8] = "";
 
-	if (ioctl(srv->fd, RDMAXFER_IOC_QUERY_CONN, &ci) || srv->size <= ci.max_window_size)
+	if (rdx_query_conn(srv->fd, sc->id, &ci) || srv->size <= ci.max_window_size)
 		return false;
-	di.index = ci.dev_index;
-	if (!ioctl(srv->fd, RDMAXFER_IOC_QUERY_DEVICE, &di) && di.name[0])
+	if (!rdx_query_device(srv->fd, ci.dev_index, &di) && di.name[0])
 		snprintf(dev, sizeof(dev), "%.*s takes ", RDMAXFER_NAME_LEN - 1, di.name);
 	format_bytes(srv->size, sz, sizeof(sz));
 	format_bytes(ci.max_window_size, mx, sizeof(mx));
@@ -331,7 +328,6 @@ static bool window_too_big(struct server *srv, struct sconn *sc)
 static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 		       const struct rdmaxfer_addr *peer)
 {
-	struct rdmaxfer_expose ex = { .size = sizeof(ex) };
 	int err;
 
 	memset(sc, 0, sizeof(*sc));
@@ -342,18 +338,13 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 	sc->peer_addr = *peer;
 	srv->nactive++;
 
-	ex.conn_id = id;
-	ex.buf_id = srv->buf_id;
-	ex.offset = 0;
-	ex.length = srv->size;
-	ex.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE;
-	if (!ioctl(srv->fd, RDMAXFER_IOC_EXPOSE, &ex)) {
-		sc->window_id = ex.window_id;
+	err = rdx_expose(srv->fd, id, srv->buf_id, 0, srv->size,
+			 RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE, &sc->window_id);
+	if (!err) {
 		srv->exposed++;
 		return;
 	}
 	/* the client sees the connection close; we carry on */
-	err = errno;
 	if (err == ENOTCONN || err == ECONNRESET) {
 		/* the client went away already */
 		finish_conn(srv, sc, -ECONNRESET);
@@ -456,25 +447,24 @@ static bool host_full(struct server *srv, uint32_t id, const struct rdmaxfer_add
 /* Accept what the listener has queued, as far as --count and slots allow. */
 static void accept_all(struct server *srv)
 {
-	struct rdmaxfer_accept ac = { .size = sizeof(ac) };
+	struct rdmaxfer_addr peer;
 	unsigned int i;
+	uint32_t id;
+	int err;
 
 	while (srv->listen_id && srv->nactive < SERVE_MAX_CONNS && !srv->fatal) {
-		memset(&ac, 0, sizeof(ac));
-		ac.size = sizeof(ac);
-		ac.listen_id = srv->listen_id;
-		ac.timeout_ns = 0;
-		if (ioctl(srv->fd, RDMAXFER_IOC_ACCEPT, &ac)) {
-			if (errno != EAGAIN && errno != EINTR)
-				warnx_("ACCEPT failed: %s", strerror(errno));
+		err = rdx_accept(srv->fd, srv->listen_id, 0, &id, &peer);
+		if (err) {
+			if (err != EAGAIN && err != EINTR)
+				warnx_("ACCEPT failed: %s", strerror(err));
 			return;
 		}
-		if (host_full(srv, ac.conn_id, &ac.peer))
+		if (host_full(srv, id, &peer))
 			continue;
 		for (i = 0; i < SERVE_MAX_CONNS && srv->conns[i].id; i++)
 			;
-		setup_conn(srv, &srv->conns[i], ac.conn_id, &ac.peer);
-		if (srv->conns[i].id == ac.conn_id)
+		setup_conn(srv, &srv->conns[i], id, &peer);
+		if (srv->conns[i].id == id)
 			handle_recv(srv, &srv->conns[i]);	/* messages sent before the accept */
 		if (srv->count && srv->accepted >= srv->count) {
 			close_id(srv, srv->listen_id);	/* later clients are refused */
@@ -487,9 +477,9 @@ static void accept_all(struct server *srv)
 
 static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *m)
 {
-	struct rdmaxfer_submit sb = { .size = sizeof(sb), .count = 1 };
 	struct rdmaxfer_op op = { .opcode = RDMAXFER_OP_SEND };
 	unsigned int slot;
+	int err;
 
 	for (slot = 0; slot < CTL_SLOTS && srv->slot_busy[slot]; slot++)
 		;
@@ -505,15 +495,13 @@ static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *
 	op.buf_offset = (uint64_t)slot * sizeof(struct proto_msg);
 	op.length = sizeof(struct proto_msg);
 	op.user_data = slot + 1;
-	sb.op_size = sizeof(op);
-	sb.ops = (uintptr_t)&op;
-	while (ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
-		if (errno == EINTR)
+	while ((err = rdx_submit(srv->fd, &op, 1, NULL))) {
+		if (err == EINTR)
 			continue;
 		/* ENOTCONN: its DISCONNECTED event is on the way */
-		if (errno != ENOTCONN && errno != ECONNRESET)
+		if (err != ENOTCONN && err != ECONNRESET)
 			warnx_("connection %llu from %s: cannot answer: %s",
-			       (unsigned long long)sc->num, sc->peer, strerror(errno));
+			       (unsigned long long)sc->num, sc->peer, strerror(err));
 		return;
 	}
 	srv->slot_busy[slot] = true;
@@ -638,20 +626,20 @@ static void output_message(struct server *srv, const unsigned char *p, uint32_t 
  * than PROTO_ECHO_WINDOW unanswered) would block the one event loop, and
  * with it every client (and SIGTERM, which is let in only in ppoll).  So
  * the SUBMIT is interrupted by SIGALRM after ECHO_STALL_S seconds, and the
- * connection of the first echo that did not go out is dropped.
+ * connection of the first echo that did not go out is dropped.  Returns 0
+ * or the errno, *@posted the number of echoes posted.
  */
-static int submit_echoes(struct server *srv, struct rdmaxfer_submit *sb)
+static int submit_echoes(struct server *srv, const struct rdmaxfer_op *ops, uint32_t n,
+			 uint32_t *posted)
 {
 	struct itimerval arm = { .it_value = { .tv_sec = ECHO_STALL_S } }, off = { 0 };
-	int r, err;
+	int err;
 
 	echo_stalled = 0;
 	setitimer(ITIMER_REAL, &arm, NULL);
-	r = ioctl(srv->fd, RDMAXFER_IOC_SUBMIT, sb);
-	err = errno;
+	err = rdx_submit(srv->fd, ops, n, posted);
 	setitimer(ITIMER_REAL, &off, NULL);
-	errno = err;
-	return r;
+	return err;
 }
 
 /* The echo at @op could not be sent in ECHO_STALL_S: drop its client. */
@@ -669,39 +657,36 @@ static void drop_stalled(struct server *srv, const struct rdmaxfer_op *op)
 /* Submit the echo SENDs collected so far (one SUBMIT for all of them). */
 static void flush_echoes(struct server *srv)
 {
-	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(struct rdmaxfer_op) };
 	struct rdmaxfer_op *ops = srv->echo_ops;
 	unsigned int i, done = 0, n = srv->echo_nops;
-	int r;
+	uint32_t posted;
+	int err;
 
 	while (done < n) {
-		sb.count = n - done;
-		sb.ops = (uintptr_t)&ops[done];
-		if (!submit_echoes(srv, &sb)) {
-			for (i = done; i < done + sb.count; i++)
+		err = submit_echoes(srv, &ops[done], n - done, &posted);
+		if (!err) {
+			for (i = done; i < done + posted; i++)
 				ops[i].user_data = 0;	/* posted: freed on completion */
-			srv->echoed += sb.count;
-			done += sb.count;
+			srv->echoed += posted;
+			done += posted;
 			continue;
 		}
-		if (errno == EINTR && !echo_stalled)
+		if (err == EINTR && !echo_stalled)
 			continue;
-		if (errno == EINTR)
+		if (err == EINTR)
 			drop_stalled(srv, &ops[done]);
-		else if (errno != ENOTCONN && errno != ECONNRESET && errno != ENOENT) {
-			warnx_("echoing messages failed: %s", strerror(errno));
+		else if (err != ENOTCONN && err != ECONNRESET && err != ENOENT) {
+			warnx_("echoing messages failed: %s", strerror(err));
 			break;
 		}
 		/* a connection went down: the others still get their echoes */
 		for (i = done; i < n; i++) {
-			sb.count = 1;
-			sb.ops = (uintptr_t)&ops[i];
 			do {
-				r = submit_echoes(srv, &sb);
-				if (r && errno == EINTR && echo_stalled)
+				err = submit_echoes(srv, &ops[i], 1, NULL);
+				if (err == EINTR && echo_stalled)
 					drop_stalled(srv, &ops[i]);
-			} while (r && errno == EINTR && !echo_stalled);
-			if (!r) {
+			} while (err == EINTR && !echo_stalled);
+			if (!err) {
 				ops[i].user_data = 0;
 				srv->echoed++;
 			}
@@ -725,11 +710,11 @@ static void flush_echoes(struct server *srv)
  */
 static void handle_recv(struct server *srv, struct sconn *sc)
 {
-	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+	uint32_t id = sc->id, slot = 0, room, len;
 	struct proto_msg m;
-	uint32_t id = sc->id, slot = 0;
 	unsigned char *p;
 	bool echo;
+	int err;
 
 	sc->recv_pending = false;
 	while (sc->id == id) {		/* a control message may drop it */
@@ -743,31 +728,31 @@ static void handle_recv(struct server *srv, struct sconn *sc)
 			}
 			slot = srv->echo_free[srv->echo_nfree - 1];
 			p = srv->echo + (uint64_t)slot * srv->echo_stride;
-			rv.length = srv->echo_stride;
+			room = srv->echo_stride;
 		} else {
 			p = srv->rbuf;
-			rv.length = srv->rbuf_len;
+			room = srv->rbuf_len;
 		}
-		rv.conn_id = id;
-		rv.addr = (uintptr_t)p;
-		if (ioctl(srv->fd, RDMAXFER_IOC_RECV, &rv)) {
-			if (errno == EINTR)
+		err = rdx_recv(srv->fd, id, p, room, &len);
+		if (err) {
+			if (err == EINTR)
 				continue;
-			if (errno == EMSGSIZE && !echo && rv.length > srv->rbuf_len) {
-				unsigned char *q = realloc(srv->rbuf, rv.length);
+			if (err == EMSGSIZE && !echo && len > srv->rbuf_len) {
+				unsigned char *q = realloc(srv->rbuf, len);
 
 				if (q) {
 					srv->rbuf = q;
-					srv->rbuf_len = rv.length;
+					srv->rbuf_len = len;
 					continue;
 				}
+				err = errno;	/* realloc's: say that */
 			}
-			if (errno != EAGAIN && errno != ENOTCONN && errno != ENOENT)
+			if (err != EAGAIN && err != ENOTCONN && err != ENOENT)
 				warnx_("connection %llu from %s: RECV failed: %s",
-				       (unsigned long long)sc->num, sc->peer, strerror(errno));
+				       (unsigned long long)sc->num, sc->peer, strerror(err));
 			return;
 		}
-		if (!proto_decode(&m, p, rv.length)) {
+		if (!proto_decode(&m, p, len)) {
 			/* answers go after the echoes of earlier messages */
 			flush_echoes(srv);
 			handle_ctl(srv, sc, &m);
@@ -775,10 +760,10 @@ static void handle_recv(struct server *srv, struct sconn *sc)
 		}
 		if (sc->bench) {
 			sc->b_msgs++;
-			sc->b_bytes += rv.length;
+			sc->b_bytes += len;
 			sc->bench_msgs++;
 			srv->bench_msgs++;
-			srv->bench_bytes += rv.length;
+			srv->bench_bytes += len;
 			if (echo) {
 				struct rdmaxfer_op *op = &srv->echo_ops[srv->echo_nops++];
 
@@ -787,17 +772,17 @@ static void handle_recv(struct server *srv, struct sconn *sc)
 				op->conn_id = id;
 				op->buf_id = srv->echo_buf;
 				op->buf_offset = (uint64_t)slot * srv->echo_stride;
-				op->length = rv.length;
+				op->length = len;
 				op->user_data = ECHO_TAG | slot;
 				srv->echo_nfree--;
 			}
 			continue;
 		}
 		sc->msgs++;
-		sc->msg_bytes += rv.length;
+		sc->msg_bytes += len;
 		srv->msgs++;
-		srv->msg_bytes += rv.length;
-		output_message(srv, p, rv.length);
+		srv->msg_bytes += len;
+		output_message(srv, p, len);
 	}
 }
 
@@ -879,21 +864,18 @@ static void echo_done(struct server *srv, uint64_t user_data)
 static int reap_all(struct server *srv)
 {
 	struct rdmaxfer_completion c[REAP_MAX];
-	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
 	struct sconn *sc;
-	uint32_t i;
+	int i, n;
 
 	do {
-		rp.count = REAP_MAX;
-		rp.timeout_ns = 0;
-		rp.completions = (uintptr_t)c;
-		if (ioctl(srv->fd, RDMAXFER_IOC_REAP, &rp)) {
-			if (errno == EINTR)
+		n = rdx_reap(srv->fd, c, REAP_MAX, 0);
+		if (n < 0) {
+			if (n == -EINTR)
 				return 0;
-			warnx_("REAP failed: %s", strerror(errno));
+			warnx_("REAP failed: %s", strerror(-n));
 			return -1;
 		}
-		for (i = 0; i < rp.count; i++) {
+		for (i = 0; i < n; i++) {
 			if (c[i].opcode == RDMAXFER_EVENT_CONNECTED) {
 				accept_all(srv);
 				continue;
@@ -942,7 +924,7 @@ static int reap_all(struct server *srv)
 			}
 		}
 		recv_marked(srv);
-	} while (rp.count == REAP_MAX);
+	} while (n == REAP_MAX);
 	return 0;
 }
 
@@ -950,22 +932,21 @@ static int reap_all(struct server *srv)
 
 static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 {
-	struct rdmaxfer_listen ls = { .size = sizeof(ls) };
 	static const uint8_t zero[16];
 	const char *addr = bind_addr ? bind_addr : "::";
+	struct rdmaxfer_addr la, any;
 	char where[128], sz[48];
-	struct rdmaxfer_addr any;
+	int err;
 
 	for (;;) {
-		memset(&ls, 0, sizeof(ls));
-		ls.size = sizeof(ls);
-		if (parse_addr(addr, port, &ls.addr))
+		if (parse_addr(addr, port, &la))
 			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", addr);
-		if (!ioctl(srv->fd, RDMAXFER_IOC_LISTEN, &ls))
+		err = rdx_listen(srv->fd, la, 0, &srv->listen_id, &srv->port);
+		if (!err)
 			break;
 		/* the default: IPv4 only if IPv6 is not there */
 		if (!bind_addr && !strcmp(addr, "::") &&
-		    (errno == EAFNOSUPPORT || errno == EINVAL || errno == ENODEV)) {
+		    (err == EAFNOSUPPORT || err == EINVAL || err == ENODEV)) {
 			addr = "0.0.0.0";
 			continue;
 		}
@@ -973,10 +954,10 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 		 * rdma_cm reports a port in use as EADDRNOTAVAIL when the id
 		 * reuses addresses (a bind conflict is found at listen time)
 		 */
-		if (errno == EADDRNOTAVAIL && parse_addr(addr, 0, &any) == 0 &&
+		if (err == EADDRNOTAVAIL && parse_addr(addr, 0, &any) == 0 &&
 		    !memcmp(any.addr, zero, sizeof(zero)))
-			errno = EADDRINUSE;
-		switch (errno) {
+			err = EADDRINUSE;
+		switch (err) {
 		case EADDRINUSE:
 			return fail("cannot listen on %s port %u: the port is in use (another rdmaxfer serve?)",
 				    addr, port);
@@ -987,12 +968,11 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 			return fail("cannot listen on %s: no RDMA device for that address (see 'rdma link')",
 				    addr);
 		default:
-			return fail("cannot listen on %s port %u: %s", addr, port, strerror(errno));
+			return fail("cannot listen on %s port %u: %s", addr, port, strerror(err));
 		}
 	}
-	srv->listen_id = ls.listen_id;
-	srv->port = ls.addr.port;
-	format_addr(&ls.addr, where, sizeof(where));
+	la.port = srv->port;	/* LISTEN's answer: the port it got */
+	format_addr(&la, where, sizeof(where));
 	if (!bind_addr && !strcmp(addr, "::"))
 		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
 	format_bytes(srv->size, sz, sizeof(sz));
@@ -1040,216 +1020,243 @@ static void serve_usage(FILE *f)
 		RDMAXFER_DEFAULT_PORT, SERVE_PER_HOST, SERVE_MAX_CONNS);
 }
 
-int cmd_serve(int argc, char **argv)
+/*
+ * --in must be a regular file no larger than the window.  Returns 0, or
+ * EXIT_FAIL with the error printed.
+ */
+static int check_in_file(const struct server *srv)
+{
+	struct stat st;
+	char sz[48];
+
+	if (stat(srv->in_name, &st))
+		return fail("cannot open %s: %s", srv->in_name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail("%s is not a regular file", srv->in_name);
+	if ((uint64_t)st.st_size > srv->size) {
+		format_bytes(srv->size, sz, sizeof(sz));
+		return fail("%s (%llu bytes) is larger than the window (--size %s)",
+			    srv->in_name, (unsigned long long)st.st_size, sz);
+	}
+	return 0;
+}
+
+/*
+ * The options of serve into @srv, and the checks that need no device.
+ * Returns -1 to go on, else the exit status (help printed, or an error).
+ */
+static int serve_parse(struct server *srv, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "bind", required_argument, NULL, 'b' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "size", required_argument, NULL, 's' },
+		OPTION_BIND,
+		OPTION_PORT,
+		OPTION_SIZE,
 		{ "in", required_argument, NULL, 'i' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "max-per-host", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	static struct server srv;
-	struct rdmaxfer_reg_buf rb = { .size = sizeof(rb) };
-	const char *bind_addr = NULL;
-	struct sigaction sa, old;
-	sigset_t block, orig;
-	uint64_t v, port = RDMAXFER_DEFAULT_PORT;
-	char sz[48], mx[48];
-	unsigned int i;
-	int c, ret = EXIT_FAIL;
+	struct common_opts co;
+	uint64_t v;
+	int c, ret;
 
-	memset(&srv, 0, sizeof(srv));
-	srv.fd = -1;
-	srv.out_fd = -1;
-	srv.size = SERVE_DEFAULT_SIZE;
-	srv.stdout_at_bol = true;
-	srv.max_per_host = SERVE_PER_HOST;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	common_init(&co, "serve ", serve_usage, CO_PORT_ANY | CO_SIZE_MIN1 | CO_BIND_LATE);
+	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
-		case 'b':
-			bind_addr = optarg;
-			break;
-		case 'p':
-			if (parse_uint(optarg, 65535, &port))
-				return usage_error("serve ", "bad --port '%s' (0 .. 65535)", optarg);
-			break;
-		case 's':
-			if (parse_size(optarg, &srv.size) || !srv.size)
-				return usage_error("serve ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
-						   optarg);
-			break;
 		case 'i':
-			srv.in_name = optarg;
+			srv->in_name = optarg;
 			break;
 		case 'o':
-			srv.out_name = optarg;
+			srv->out_name = optarg;
 			break;
 		case 'c':
 			if (parse_uint(optarg, UINT64_MAX, &v) || !v)
 				return usage_error("serve ", "bad --count '%s' (a number, at least 1)", optarg);
-			srv.count = v;
+			srv->count = v;
 			break;
 		case 'm':
 			if (parse_uint(optarg, SERVE_MAX_CONNS, &v) || !v)
 				return usage_error("serve ", "bad --max-per-host '%s' (1 .. %u)", optarg,
 						   SERVE_MAX_CONNS);
-			srv.max_per_host = (unsigned int)v;
+			srv->max_per_host = (unsigned int)v;
 			break;
-		case 'j':
-			srv.json = true;
-			break;
-		case 'h':
-			serve_usage(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("serve ", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("serve ", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc)
-		return usage_error("serve ", "unexpected argument '%s'", argv[optind]);
-	if (bind_addr) {
-		struct rdmaxfer_addr a;
-
-		if (parse_addr(bind_addr, 0, &a))
-			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", bind_addr);
-	}
-	if (srv.size > SIZE_MAX)
+	if (ret >= 0)
+		return ret;
+	srv->bind_addr = co.bind;
+	srv->port = co.port;
+	if (co.have_size)
+		srv->size = co.size;
+	srv->json = co.json;
+	if (srv->size > SIZE_MAX)
 		return fail("--size is too large for this machine");
-
-	if (srv.in_name) {
-		struct stat st;
-
-		if (stat(srv.in_name, &st))
-			return fail("cannot open %s: %s", srv.in_name, strerror(errno));
-		if (!S_ISREG(st.st_mode))
-			return fail("%s is not a regular file", srv.in_name);
-		if ((uint64_t)st.st_size > srv.size) {
-			format_bytes(srv.size, sz, sizeof(sz));
-			return fail("%s (%llu bytes) is larger than the window (--size %s)",
-				    srv.in_name, (unsigned long long)st.st_size, sz);
-		}
-	}
-
-	srv.fd = rdmaxfer_open_transfer(&srv.info);
-	if (srv.fd < 0)
+	if (srv->in_name && check_in_file(srv))
 		return EXIT_FAIL;
-	if ((srv.info.max_window_size && srv.size > srv.info.max_window_size) ||
-	    (srv.info.max_buf_size && srv.size > srv.info.max_buf_size)) {
-		uint64_t m = srv.info.max_window_size;
+	return -1;
+}
 
-		if (srv.info.max_buf_size && srv.info.max_buf_size < m)
-			m = srv.info.max_buf_size;
-		format_bytes(srv.size, sz, sizeof(sz));
-		format_bytes(m, mx, sizeof(mx));
-		fail("a window of %s is larger than the module allows (%s)", sz, mx);
-		goto out;
-	}
-	if (srv.out_name) {
-		srv.out_fd = open(srv.out_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (srv.out_fd < 0) {
-			fail("cannot create %s: %s", srv.out_name, strerror(errno));
-			goto out;
-		}
-		{
-			struct stat st;
+/* Is --size more than the module registers or exposes?  Then say so (true). */
+static bool window_over_module(struct server *srv)
+{
+	uint64_t m = srv->info.max_window_size;
+	char sz[48], mx[48];
 
-			srv.out_regular = !fstat(srv.out_fd, &st) && S_ISREG(st.st_mode);
-			srv.out_seekable = lseek(srv.out_fd, 0, SEEK_CUR) >= 0;
-		}
+	if ((!srv->info.max_window_size || srv->size <= srv->info.max_window_size) &&
+	    (!srv->info.max_buf_size || srv->size <= srv->info.max_buf_size))
+		return false;
+	if (srv->info.max_buf_size && srv->info.max_buf_size < m)
+		m = srv->info.max_buf_size;
+	format_bytes(srv->size, sz, sizeof(sz));
+	format_bytes(m, mx, sizeof(mx));
+	fail("a window of %s is larger than the module allows (%s)", sz, mx);
+	return true;
+}
+
+/* Create --out (truncated).  Returns 0, or -1 with the error printed. */
+static int open_out(struct server *srv)
+{
+	struct stat st;
+
+	srv->out_fd = open(srv->out_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (srv->out_fd < 0) {
+		fail("cannot create %s: %s", srv->out_name, strerror(errno));
+		return -1;
 	}
-	srv.rbuf_len = srv.info.max_send_size > 4096 ? srv.info.max_send_size : 4096;
-	srv.rbuf = malloc(srv.rbuf_len);
+	srv->out_regular = !fstat(srv->out_fd, &st) && S_ISREG(st.st_mode);
+	srv->out_seekable = lseek(srv->out_fd, 0, SEEK_CUR) >= 0;
+	return 0;
+}
+
+/*
+ * The RECV buffer and the CTL_SLOTS registered slots of control answers.
+ * Returns 0, or -1 with the error printed.
+ */
+static int setup_ctl(struct server *srv)
+{
+	int err;
+
+	srv->rbuf_len = srv->info.max_send_size > 4096 ? srv->info.max_send_size : 4096;
+	srv->rbuf = malloc(srv->rbuf_len);
 	/* populated before REG_BUF: see map_anon() */
-	srv.ctl = mmap(NULL, CTL_SLOTS * sizeof(*srv.ctl), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (!srv.rbuf || srv.ctl == MAP_FAILED) {
-		srv.ctl = NULL;
-		fail("out of memory");
-		goto out;
-	}
-	rb.addr = (uintptr_t)srv.ctl;
-	rb.length = CTL_SLOTS * sizeof(*srv.ctl);
-	rb.access = RDMAXFER_BUF_READ;
-	if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
-		fail("cannot register memory: %s", strerror(errno));
-		goto out;
-	}
-	srv.ctl_buf = rb.buf_id;
-
-	/* the echo ring of ping and bench; without it, ECHO mode is refused */
-	srv.echo_stride = (srv.info.max_send_size + 4095) & ~4095u;
-	if (srv.echo_stride < 4096)
-		srv.echo_stride = 4096;
-	srv.echo = mmap(NULL, (size_t)ECHO_SLOTS * srv.echo_stride, PROT_READ | PROT_WRITE,
+	srv->ctl = mmap(NULL, CTL_SLOTS * sizeof(*srv->ctl), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (srv.echo == MAP_FAILED) {
-		srv.echo = NULL;
-	} else {
-		memset(&rb, 0, sizeof(rb));
-		rb.size = sizeof(rb);
-		rb.addr = (uintptr_t)srv.echo;
-		rb.length = (uint64_t)ECHO_SLOTS * srv.echo_stride;
-		rb.access = RDMAXFER_BUF_READ;
-		if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
-			munmap(srv.echo, (size_t)ECHO_SLOTS * srv.echo_stride);
-			srv.echo = NULL;
-		} else {
-			srv.echo_buf = rb.buf_id;
-			for (i = 0; i < ECHO_SLOTS; i++)
-				srv.echo_free[srv.echo_nfree++] = ECHO_SLOTS - 1 - i;
-		}
+	if (!srv->rbuf || srv->ctl == MAP_FAILED) {
+		srv->ctl = NULL;
+		fail("out of memory");
+		return -1;
 	}
+	err = rdx_reg_buf(srv->fd, srv->ctl, CTL_SLOTS * sizeof(*srv->ctl), RDMAXFER_BUF_READ,
+			  &srv->ctl_buf);
+	if (err) {
+		fail("cannot register memory: %s", strerror(err));
+		return -1;
+	}
+	return 0;
+}
 
-	/*
-	 * The shared window, populated before REG_BUF (see map_anon(): a pin
-	 * of never-written memory may see the zero page on older kernels).
-	 */
-	srv.win = mmap(NULL, srv.size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (srv.win == MAP_FAILED) {
-		srv.win = NULL;
-		format_bytes(srv.size, sz, sizeof(sz));
+/*
+ * The echo ring of ping and bench: ECHO_SLOTS registered message buffers.
+ * Without it (no memory), ECHO mode is refused; nothing is printed.
+ */
+static void setup_echo_ring(struct server *srv)
+{
+	unsigned int i;
+
+	srv->echo_stride = (srv->info.max_send_size + 4095) & ~4095u;
+	if (srv->echo_stride < 4096)
+		srv->echo_stride = 4096;
+	srv->echo = mmap(NULL, (size_t)ECHO_SLOTS * srv->echo_stride, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (srv->echo == MAP_FAILED) {
+		srv->echo = NULL;
+		return;
+	}
+	if (rdx_reg_buf(srv->fd, srv->echo, (uint64_t)ECHO_SLOTS * srv->echo_stride,
+			RDMAXFER_BUF_READ, &srv->echo_buf)) {
+		munmap(srv->echo, (size_t)ECHO_SLOTS * srv->echo_stride);
+		srv->echo = NULL;
+		return;
+	}
+	for (i = 0; i < ECHO_SLOTS; i++)
+		srv->echo_free[srv->echo_nfree++] = ECHO_SLOTS - 1 - i;
+}
+
+/*
+ * The shared window: --size bytes, populated before REG_BUF (see
+ * map_anon(): a pin of never-written memory may see the zero page on older
+ * kernels), preloaded from --in, registered once.  Returns 0, or -1 with
+ * the error printed.
+ */
+static int setup_window(struct server *srv)
+{
+	char sz[48];
+	int err;
+
+	srv->win = mmap(NULL, srv->size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (srv->win == MAP_FAILED) {
+		srv->win = NULL;
+		format_bytes(srv->size, sz, sizeof(sz));
 		fail("cannot allocate a window of %s: %s", sz, strerror(errno));
-		goto out;
+		return -1;
 	}
-	if (srv.in_name) {
-		int err = preload(&srv, srv.win);
-
+	if (srv->in_name) {
+		err = preload(srv, srv->win);
 		if (err) {
-			fail("cannot read %s: %s", srv.in_name, strerror(err));
-			goto out;
+			fail("cannot read %s: %s", srv->in_name, strerror(err));
+			return -1;
 		}
 	}
-	memset(&rb, 0, sizeof(rb));
-	rb.size = sizeof(rb);
-	rb.addr = (uintptr_t)srv.win;
-	rb.length = srv.size;
-	rb.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
-	if (ioctl(srv.fd, RDMAXFER_IOC_REG_BUF, &rb)) {
-		format_bytes(srv.size, sz, sizeof(sz));
-		if (errno == ENOMEM)
+	err = rdx_reg_buf(srv->fd, srv->win, srv->size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+			  &srv->buf_id);
+	if (err) {
+		format_bytes(srv->size, sz, sizeof(sz));
+		if (err == ENOMEM)
 			fail("cannot register a window of %s: out of memory or over the locked-memory limit (ulimit -l)",
 			     sz);
 		else
-			fail("cannot register a window of %s: %s", sz, strerror(errno));
-		goto out;
+			fail("cannot register a window of %s: %s", sz, strerror(err));
+		return -1;
 	}
-	srv.buf_id = rb.buf_id;
+	return 0;
+}
 
-	/* SIGINT/SIGTERM stop the loop; they are only let in during ppoll */
+/*
+ * Open the device and set up everything serving needs: --out, the control
+ * answer ring, the echo ring and the window.  Returns 0, or -1 with the
+ * error printed.
+ */
+static int serve_setup(struct server *srv)
+{
+	srv->fd = rdmaxfer_open_transfer(&srv->info);
+	if (srv->fd < 0 || window_over_module(srv))
+		return -1;
+	if (srv->out_name && open_out(srv))
+		return -1;
+	if (setup_ctl(srv))
+		return -1;
+	setup_echo_ring(srv);
+	return setup_window(srv);
+}
+
+/*
+ * SIGINT and SIGTERM stop the loop; they are blocked, and only let in
+ * during ppoll() with the mask left in @orig.  SIGALRM interrupts a
+ * stalled echo SUBMIT (submit_echoes()).
+ */
+static void serve_signals(sigset_t *orig)
+{
+	struct sigaction sa, old;
+	sigset_t block;
+
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigprocmask(SIG_BLOCK, &block, orig);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -1260,56 +1267,93 @@ int cmd_serve(int argc, char **argv)
 	/* a background job of a non-interactive shell ignores SIGINT: keep that */
 	if (!sigaction(SIGINT, NULL, &old) && old.sa_handler != SIG_IGN)
 		sigaction(SIGINT, &sa, NULL);
+}
 
-	if (do_listen(&srv, bind_addr, (uint16_t)port) != EXIT_OK)
-		goto out;
-	/* the sockets baseline of ping and bench: TCP and UDP, same port */
+/*
+ * Serve until SIGINT or SIGTERM, until --count connections have ended, or
+ * until a fatal error; then finish the connections still open.  Returns 0,
+ * or -1 when serving failed (the error was printed).
+ */
+static int serve_loop(struct server *srv, const sigset_t *orig)
+{
+	unsigned int i;
 
-	srv.start = now_sec();
+	srv->start = now_sec();
 	while (!stop_signal) {
-		struct pollfd pfd = { .fd = srv.fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = srv->fd, .events = POLLIN };
 		struct timespec ts = { .tv_sec = 1 };
 
-		if (srv.fatal || (srv.count && srv.finished >= srv.count))
+		if (srv->fatal || (srv->count && srv->finished >= srv->count))
 			break;
-		if (ppoll(&pfd, 1, &ts, &orig) < 0 && errno != EINTR) {
+		if (ppoll(&pfd, 1, &ts, orig) < 0 && errno != EINTR) {
 			fail("poll failed: %s", strerror(errno));
-			goto out;
+			return -1;
 		}
-		if (reap_all(&srv))
-			goto out;
+		if (reap_all(srv))
+			return -1;
 	}
 	for (i = 0; i < SERVE_MAX_CONNS; i++)
-		if (srv.conns[i].id)
-			finish_conn(&srv, &srv.conns[i], 0);
-	if (srv.fatal)
-		goto out;
+		if (srv->conns[i].id)
+			finish_conn(srv, &srv->conns[i], 0);
+	return srv->fatal ? -1 : 0;
+}
 
-	if (srv.json) {
+/*
+ * The end of a run: the --json object, then stdout and --out must have been
+ * written completely.  Returns the exit status.
+ */
+static int serve_report(struct server *srv)
+{
+	int ret = EXIT_FAIL;
+
+	if (srv->json) {
 		json_begin_object(NULL);
-		json_u64("connections", srv.finished);
-		json_u64("bytes_written", srv.bytes_written);
-		json_u64("rounds", srv.rounds);
-		json_u64("messages", srv.msgs);
-		json_u64("message_bytes", srv.msg_bytes);
-		json_u64("bench_messages", srv.bench_msgs);
-		json_u64("bench_bytes", srv.bench_bytes);
-		json_u64("echoed", srv.echoed);
-		json_u64("errors", srv.errors);
-		json_u64("refused", srv.refused);
-		json_u64("window", srv.size);
-		json_double("seconds", now_sec() - srv.start);
+		json_u64("connections", srv->finished);
+		json_u64("bytes_written", srv->bytes_written);
+		json_u64("rounds", srv->rounds);
+		json_u64("messages", srv->msgs);
+		json_u64("message_bytes", srv->msg_bytes);
+		json_u64("bench_messages", srv->bench_msgs);
+		json_u64("bench_bytes", srv->bench_bytes);
+		json_u64("echoed", srv->echoed);
+		json_u64("errors", srv->errors);
+		json_u64("refused", srv->refused);
+		json_u64("window", srv->size);
+		json_double("seconds", now_sec() - srv->start);
 		json_end_object();
 		json_end_document();
 	}
 	if (fflush(stdout))
 		fail("writing output failed: %s", strerror(errno));
-	else if (srv.out_fd >= 0 && close(srv.out_fd))
-		out_error(&srv, "writing");
+	else if (srv->out_fd >= 0 && close(srv->out_fd))
+		out_error(srv, "writing");
 	else
-		ret = srv.out_failed ? EXIT_FAIL : EXIT_OK;
+		ret = srv->out_failed ? EXIT_FAIL : EXIT_OK;
+	srv->out_fd = -1;
+	return ret;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static struct server srv;
+	sigset_t orig;
+	int ret;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.fd = -1;
 	srv.out_fd = -1;
-out:
+	srv.size = SERVE_DEFAULT_SIZE;
+	srv.stdout_at_bol = true;
+	srv.max_per_host = SERVE_PER_HOST;
+	ret = serve_parse(&srv, argc, argv);
+	if (ret >= 0)
+		return ret;
+	ret = EXIT_FAIL;
+	if (!serve_setup(&srv)) {
+		serve_signals(&orig);
+		if (do_listen(&srv, srv.bind_addr, srv.port) == EXIT_OK && !serve_loop(&srv, &orig))
+			ret = serve_report(&srv);
+	}
 	if (srv.fd >= 0)
 		close(srv.fd);		/* closes everything, deregisters the window */
 	if (srv.win)

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -170,24 +169,19 @@ void *map_anon(uint64_t len)
 
 int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id)
 {
-	struct rdmaxfer_reg_buf rb = {
-		.size = sizeof(rb),
-		.addr = (uintptr_t)addr,
-		.length = len,
-		.access = access,
-	};
 	char sz[48];
+	int err;
 
-	if (ioctl(s->fd, RDMAXFER_IOC_REG_BUF, &rb)) {
+	err = rdx_reg_buf(s->fd, addr, len, access, buf_id);
+	if (err) {
 		format_bytes(len, sz, sizeof(sz));
-		if (errno == ENOMEM)
+		if (err == ENOMEM)
 			fail_line(s, "cannot register %s of memory: over the locked-memory limit (ulimit -l) or out of memory",
 				  sz);
 		else
-			fail_line(s, "cannot register %s of memory: %s", sz, strerror(errno));
+			fail_line(s, "cannot register %s of memory: %s", sz, strerror(err));
 		return -1;
 	}
-	*buf_id = rb.buf_id;
 	return 0;
 }
 
@@ -240,9 +234,10 @@ static void connect_error(struct session *s, int err, uint32_t reason)
 
 int session_open(struct session *s, const char *host, uint16_t port)
 {
-	struct rdmaxfer_connect cn = { .size = sizeof(cn) };
 	struct rdmaxfer_addr addr;
 	unsigned int depth;
+	uint32_t reason;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
@@ -253,18 +248,15 @@ int session_open(struct session *s, const char *host, uint16_t port)
 	if (s->fd < 0)
 		return -1;
 
-	cn.addr = addr;
-	cn.timeout_ns = (int64_t)SESSION_CONNECT_TIMEOUT_S * 1000000000;
-	if (ioctl(s->fd, RDMAXFER_IOC_CONNECT, &cn)) {
-		connect_error(s, errno, cn.reject_reason);
+	err = rdx_connect(s->fd, addr, (int64_t)SESSION_CONNECT_TIMEOUT_S * 1000000000,
+			  &s->conn_id, &reason);
+	if (err) {
+		connect_error(s, err, reason);
 		return -1;
 	}
-	s->conn_id = cn.conn_id;
-
-	s->ci.size = sizeof(s->ci);
-	s->ci.conn_id = s->conn_id;
-	if (ioctl(s->fd, RDMAXFER_IOC_QUERY_CONN, &s->ci)) {
-		fail_line(s, "QUERY_CONN failed: %s", strerror(errno));
+	err = rdx_query_conn(s->fd, s->conn_id, &s->ci);
+	if (err) {
+		fail_line(s, "QUERY_CONN failed: %s", strerror(err));
 		return -1;
 	}
 	depth = s->ci.queue_depth ? s->ci.queue_depth : 16;
@@ -289,14 +281,10 @@ int session_open(struct session *s, const char *host, uint16_t port)
 
 void session_close(struct session *s)
 {
-	struct rdmaxfer_close cl = { .size = sizeof(cl) };
-
 	progress_end(s->prog);
 	if (s->fd >= 0) {
-		if (s->conn_id) {
-			cl.id = s->conn_id;
-			ioctl(s->fd, RDMAXFER_IOC_CLOSE, &cl);
-		}
+		if (s->conn_id)
+			rdx_close(s->fd, s->conn_id);
 		close(s->fd);	/* unpins and frees everything else */
 	}
 	if (s->ctl)
@@ -316,24 +304,19 @@ void session_close(struct session *s)
 static int session_reap(struct session *s, int64_t timeout_ns)
 {
 	struct rdmaxfer_completion c[REAP_MAX];
-	struct rdmaxfer_reap rp = {
-		.size = sizeof(rp),
-		.count = REAP_MAX,
-		.timeout_ns = timeout_ns,
-		.completions = (uintptr_t)c,
-	};
 	const struct rdmaxfer_completion *bad = NULL;
 	int disc_status = 1;		/* 1: no DISCONNECTED event */
 	bool revoked = false;
-	uint32_t i;
+	int i, n, m;
 
-	if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp)) {
-		if (errno == EINTR)
+	n = rdx_reap(s->fd, c, REAP_MAX, timeout_ns);
+	if (n < 0) {
+		if (n == -EINTR)
 			return 0;
-		fail_line(s, "REAP failed: %s", strerror(errno));
+		fail_line(s, "REAP failed: %s", strerror(-n));
 		return -1;
 	}
-	for (i = 0; i < rp.count; i++) {
+	for (i = 0; i < n; i++) {
 		switch (c[i].opcode) {
 		case RDMAXFER_EVENT_WINDOW:
 			if (!s->window_id) {
@@ -373,12 +356,10 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		double until = now_sec() + 0.5;
 
 		while (disc_status == 1 && now_sec() < until) {
-			rp.count = REAP_MAX;
-			rp.timeout_ns = 100000000;
-			rp.completions = (uintptr_t)more;
-			if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp))
+			m = rdx_reap(s->fd, more, REAP_MAX, 100000000);
+			if (m < 0)
 				break;
-			for (i = 0; i < rp.count; i++)
+			for (i = 0; i < m; i++)
 				if (more[i].opcode == RDMAXFER_EVENT_DISCONNECTED) {
 					disc_status = more[i].status;
 					break;
@@ -398,7 +379,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		fail_line(s, "%s revoked its window", s->peer);
 		return -1;
 	}
-	return (int)rp.count;
+	return n;
 }
 
 /* Wait until at least one completion or event was handled. */
@@ -452,7 +433,8 @@ int session_drain(struct session *s)
 static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int n)
 {
 	unsigned int max_batch = s->info.max_batch ? s->info.max_batch : 1;
-	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(*ops) };
+	uint32_t count, posted;
+	int err;
 
 	while (n) {
 		unsigned int room;
@@ -461,13 +443,11 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
 			if (session_wait(s, "completions", SESSION_IDLE_TIMEOUT_S))
 				return -1;
 		room = s->depth - s->inflight;
-		sb.count = n < room ? n : room;
-		if (sb.count > max_batch)
-			sb.count = max_batch;
-		sb.ops = (uintptr_t)ops;
-		if (ioctl(s->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
-			int err = errno;
-
+		count = n < room ? n : room;
+		if (count > max_batch)
+			count = max_batch;
+		err = rdx_submit(s->fd, ops, count, &posted);
+		if (err) {
 			if (err == EINTR)
 				continue;
 			if (err == EAGAIN) {	/* max_pending: reap first */
@@ -486,9 +466,9 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
 			fail_line(s, "SUBMIT of %s failed: %s", rdmaxfer_op_name(ops[0].opcode), strerror(err));
 			return -1;
 		}
-		s->inflight += sb.count;
-		ops += sb.count;
-		n -= sb.count;
+		s->inflight += posted;
+		ops += posted;
+		n -= posted;
 	}
 	return 0;
 }
@@ -612,32 +592,31 @@ int session_ctl_send(struct session *s, const struct proto_msg *req)
 int session_ctl_recv(struct session *s, const char *what, uint32_t expect, struct proto_msg *rep)
 {
 	unsigned char buf[sizeof(struct proto_msg) * 2];
-	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+	uint32_t len;
+	int err;
 
 	for (;;) {
 		while (!s->msgs_ready)
 			if (session_wait(s, what, SESSION_IDLE_TIMEOUT_S))
 				return -1;
-		rv.conn_id = s->conn_id;
-		rv.length = sizeof(buf);
-		rv.addr = (uintptr_t)buf;
-		if (ioctl(s->fd, RDMAXFER_IOC_RECV, &rv)) {
-			if (errno == EAGAIN) {	/* the event was ahead of the message? */
+		err = rdx_recv(s->fd, s->conn_id, buf, sizeof(buf), &len);
+		if (err) {
+			if (err == EAGAIN) {	/* the event was ahead of the message? */
 				s->msgs_ready = 0;
 				continue;
 			}
-			if (errno == EMSGSIZE) {
+			if (err == EMSGSIZE) {
 				fail_line(s, "protocol error: %s sent a %u-byte message where a control message was expected",
-					  s->peer, rv.length);
+					  s->peer, len);
 				return -1;
 			}
-			fail_line(s, "RECV failed: %s", strerror(errno));
+			fail_line(s, "RECV failed: %s", strerror(err));
 			return -1;
 		}
 		s->msgs_ready--;
-		if (proto_decode(rep, buf, rv.length)) {
+		if (proto_decode(rep, buf, len)) {
 			fail_line(s, "protocol error: %s sent a %u-byte message that is not an rdmaxfer control message (is it 'rdmaxfer serve'?)",
-				  s->peer, rv.length);
+				  s->peer, len);
 			return -1;
 		}
 		break;

@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "rdmaxfer.h"
@@ -116,7 +115,7 @@ static void stats_usage(FILE *f)
 
 int cmd_stats(int argc, char **argv)
 {
-	struct rdmaxfer_stats st = { .size = sizeof(st) };
+	struct rdmaxfer_stats st;
 	struct rdmaxfer_info mi;
 	bool json = false;
 	int fd, c;
@@ -128,8 +127,8 @@ int cmd_stats(int argc, char **argv)
 	fd = rdmaxfer_open_transfer(&mi);
 	if (fd < 0)
 		return EXIT_FAIL;
-	if (ioctl(fd, RDMAXFER_IOC_STATS, &st)) {
-		c = errno;
+	c = rdx_stats(fd, &st);
+	if (c) {
 		close(fd);
 		return fail("STATS failed: %s", strerror(c));
 	}

@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netdb.h>
@@ -15,7 +14,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,8 +65,8 @@ int usage_error(const char *cmd, const char *fmt, ...)
  */
 int rdmaxfer_open(void)
 {
-	const char *path = "/dev/" RDMAXFER_DEVNAME;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	const char *path = RDX_DEVPATH;
+	int fd = rdx_open(O_RDWR | O_CLOEXEC);
 
 	if (fd >= 0)
 		return fd;
@@ -93,9 +91,7 @@ int rdmaxfer_open(void)
 /* GET_INFO, checking that the module speaks our ABI. */
 int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info)
 {
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	if (ioctl(fd, RDMAXFER_IOC_GET_INFO, info)) {
+	if (rdx_get_info(fd, info)) {
 		warnx_("GET_INFO failed: %s", strerror(errno));
 		return -1;
 	}
@@ -304,26 +300,47 @@ const char *status_words(int status)
 /* List the devices; *out gets a malloc'ed array.  Returns the count or -1. */
 int list_device_indexes(int fd, uint32_t **out)
 {
-	struct rdmaxfer_list_devices ld = { .size = sizeof(ld) };
-	uint32_t *idx = NULL;
+	uint32_t *idx = NULL, cap = 0, count = 0;
 
 	for (;;) {
-		uint32_t cap = ld.count;
-
-		ld.indexes = (uintptr_t)idx;
-		if (ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld)) {
+		if (rdx_list_devices(fd, idx, cap, &count)) {
 			free(idx);
 			return -1;
 		}
-		if (ld.count <= cap)
+		if (count <= cap)
 			break;
 		free(idx);
-		idx = calloc(ld.count, sizeof(*idx));
+		cap = count;
+		idx = calloc(cap, sizeof(*idx));
 		if (!idx)
 			return -1;
 	}
 	*out = idx;
-	return (int)ld.count;
+	return (int)count;
+}
+
+/*
+ * QUERY_PORT of port @port of device @index with all its GIDs: *@gids
+ * (NULL or malloc'ed, owned by the caller) is made large enough for them.
+ * Returns 0, or -1 with errno set.
+ */
+int query_port_gids(int fd, uint32_t index, uint32_t port, struct rdmaxfer_port_info *pi,
+		    struct rdmaxfer_gid **gids)
+{
+	uint32_t cap = 0;
+
+	for (;;) {
+		if (rdx_query_port(fd, index, port, *gids, cap, pi))
+			return -1;
+		if (pi->num_gids <= cap)
+			return 0;
+		/* the table grew (or first call): retry with room for all */
+		free(*gids);
+		cap = pi->num_gids;
+		*gids = calloc(cap, sizeof(**gids));
+		if (!*gids)
+			return -1;
+	}
 }
 
 /* The name of an RDMAXFER_OP_* in messages. */
@@ -465,38 +482,4 @@ void json_end_document(void)
 {
 	putchar('\n');
 	js.depth = 0;
-}
-
-/*
- * Options of a command that takes only [--json] and --help ("info ",
- * "stats ": the name with a trailing space, for the usage hint).  Returns
- * -1 to go on, else the exit status to return.
- */
-int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
-		    bool *json)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	*json = false;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			*json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc)
-		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	return -1;
 }

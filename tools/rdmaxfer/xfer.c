@@ -151,45 +151,33 @@ static int open_input(const char *name, uint64_t *size)
 
 /* --- options ---------------------------------------------------------- */
 
+/* getopt values of the options only these commands take (opts.c: the others) */
 enum {
-	OPT_PORT = 'p', OPT_FILE = 'f', OPT_SIZE = 's', OPT_OFFSET = 'o', OPT_OUT = 'O',
-	OPT_VERIFY = 'v', OPT_JSON = 'j', OPT_MESSAGE = 'm', OPT_HELP = 'h',
+	OPT_FILE = 'f', OPT_OFFSET = 'o', OPT_OUT = 'O', OPT_VERIFY = 'v', OPT_MESSAGE = 'm',
 };
 
 struct client_opts {
-	const char *cmd;	/* "write " etc., for usage errors */
-	const char *host;
-	uint16_t port;
+	struct common_opts co;	/* HOST, --port, --size, --json */
 	const char *file;
 	const char *out;
 	const char *message;
-	uint64_t size;
-	bool have_size;
 	uint64_t offset;
 	bool verify;
-	bool json;
 };
 
 /*
- * Parse the options of a client command.  Returns -1 when parsed, else an
- * exit code (help printed, or a usage error).
+ * Parse the options of client command @cmd ("write " etc., for usage
+ * errors) into @o.  Returns -1 when parsed, else an exit code (help printed,
+ * or a usage error).
  */
-static int parse_client(int argc, char **argv, const struct option *opts, struct client_opts *o,
-			void (*help)(FILE *))
+static int parse_client(int argc, char **argv, const struct option *opts, const char *cmd,
+			struct client_opts *o, void (*help)(FILE *))
 {
-	struct rdmaxfer_addr a;
-	uint64_t v;
-	int c;
+	int c, ret;
 
-	o->port = RDMAXFER_DEFAULT_PORT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	common_init(&o->co, cmd, help, CO_HOST);
+	while ((c = common_getopt(&o->co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
-		case OPT_PORT:
-			if (parse_uint(optarg, 65535, &v))
-				return usage_error(o->cmd, "bad --port '%s' (0 .. 65535)", optarg);
-			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
-			break;
 		case OPT_FILE:
 			o->file = optarg;
 			break;
@@ -199,38 +187,16 @@ static int parse_client(int argc, char **argv, const struct option *opts, struct
 		case OPT_MESSAGE:
 			o->message = optarg;
 			break;
-		case OPT_SIZE:
-			if (parse_size(optarg, &o->size))
-				return usage_error(o->cmd, "bad --size '%s' (bytes, with K, M, G suffixes)", optarg);
-			o->have_size = true;
-			break;
 		case OPT_OFFSET:
 			if (parse_size(optarg, &o->offset))
-				return usage_error(o->cmd, "bad --offset '%s' (bytes, with K, M, G suffixes)", optarg);
+				return usage_error(cmd, "bad --offset '%s' (bytes, with K, M, G suffixes)", optarg);
 			break;
 		case OPT_VERIFY:
 			o->verify = true;
 			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_HELP:
-			help(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(o->cmd, "missing HOST (the server's IPv4 or IPv6 address)");
-	if (optind + 1 < argc)
-		return usage_error(o->cmd, "unexpected argument '%s'", argv[optind + 1]);
-	o->host = argv[optind];
-	if (parse_addr(o->host, o->port, &a))
-		return usage_error(o->cmd, "'%s' is not an IPv4 or IPv6 address", o->host);
-	return -1;
+	return ret;
 }
 
 static double mib_per_s(uint64_t bytes, double secs)
@@ -244,11 +210,11 @@ static double mib_per_s(uint64_t bytes, double secs)
 static int report(const struct client_opts *o, const char *op, uint64_t bytes, double secs,
 		  uint64_t rounds, uint64_t window, bool verified, FILE *human)
 {
-	if (o->json) {
+	if (o->co.json) {
 		json_begin_object(NULL);
 		json_string("op", op);
-		json_string("host", o->host);
-		json_u64("port", o->port);
+		json_string("host", o->co.host);
+		json_u64("port", o->co.port);
 		json_u64("bytes", bytes);
 		json_u64("offset", o->offset);
 		if (rounds)
@@ -308,36 +274,121 @@ static void write_help(FILE *f)
 		RDMAXFER_DEFAULT_PORT);
 }
 
+/*
+ * Round @round of a write: @len bytes of the data from @done (--file, or the
+ * pattern) into the window at --offset, the last piece a WRITE_IMM that
+ * carries the round number, then the server's ROUND_DONE for it into @rep;
+ * with --verify *@crc is the CRC32C of what we sent.  Returns 0 or -1
+ * (printed).  The caller compares the CRCs.
+ */
+static int write_round(struct session *s, const struct client_opts *o, int in,
+		       unsigned char *buf, uint32_t buf_id, uint64_t done, uint64_t len,
+		       uint64_t round, bool last, uint32_t *crc, struct proto_msg *rep)
+{
+	if (in >= 0 ? read_exact(in, o->file, buf, len, done) : (fill_pattern(buf, len, done), 0)) {
+		progress_end(s->prog);
+		return -1;
+	}
+	if (o->verify)
+		*crc = crc32c(0, buf, len);
+	if (session_rdma(s, RDMAXFER_OP_WRITE, buf_id, 0, o->offset, len, true,
+			 (uint32_t)(round & PROTO_IMM_ROUND_MASK) | (last ? PROTO_IMM_LAST : 0)))
+		return -1;
+	/* the WRITE_IMM asked for it */
+	if (session_ctl_recv(s, "the acknowledgement of the round", PROTO_ROUND_DONE, rep))
+		return -1;
+	if (rep->status) {
+		progress_end(s->prog);
+		fail("%s could not take round %llu of the write: %s", s->peer,
+		     (unsigned long long)round,
+		     rep->status == EIO ? "saving it to its --out failed" : strerror((int)rep->status));
+		return -1;
+	}
+	if (rep->round != (uint32_t)(round & PROTO_IMM_ROUND_MASK) || rep->length != len) {
+		progress_end(s->prog);
+		fail("protocol error: %s acknowledged round %u (%llu bytes), we wrote round %llu (%llu bytes)",
+		     s->peer, rep->round, (unsigned long long)rep->length,
+		     (unsigned long long)round, (unsigned long long)len);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The data phase of a write: @total bytes in rounds of @round_len through
+ * local buffer @buf (@buf_id), then the report.  The session is closed
+ * before the report is printed.  Returns the exit status.
+ */
+static int write_rounds(struct session *s, const struct client_opts *o, int in,
+			unsigned char *buf, uint32_t buf_id, uint64_t total, uint64_t round_len)
+{
+	uint64_t done = 0, round = 0;
+	struct progress prog;
+	struct proto_msg rep;
+	uint32_t crc = 0;
+	double t0, secs;
+	int ret = EXIT_FAIL;
+
+	progress_start(&prog, "write", total);
+	s->prog = &prog;
+	t0 = now_sec();
+	while (done < total) {
+		uint64_t len = total - done < round_len ? total - done : round_len;
+
+		if (write_round(s, o, in, buf, buf_id, done, len, round, done + len == total, &crc,
+				&rep))
+			goto out;
+		if (o->verify && rep.crc != crc) {
+			secs = now_sec() - t0;
+			progress_end(&prog);
+			if (o->co.json)
+				report(o, "write", done, secs, round + 1, s->window_len, false, stdout);
+			fail("verification failed: bytes %llu..%llu in the window of %s have CRC32C %08x, we sent %08x",
+			     (unsigned long long)done, (unsigned long long)(done + len - 1), s->peer,
+			     rep.crc, crc);
+			goto out;
+		}
+		done += len;
+		round++;
+	}
+	secs = now_sec() - t0;
+	progress_end(&prog);
+	s->prog = NULL;
+	session_close(s);
+	ret = report(o, "write", total, secs, round, s->window_len, true, stdout);
+out:
+	progress_end(&prog);
+	s->prog = NULL;
+	return ret;
+}
+
 int cmd_write(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "port", required_argument, NULL, OPT_PORT },
+		OPTION_PORT,
 		{ "file", required_argument, NULL, OPT_FILE },
-		{ "size", required_argument, NULL, OPT_SIZE },
+		OPTION_SIZE,
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	struct client_opts o = { .cmd = "write " };
+	struct client_opts o = { 0 };
 	struct session s = { .fd = -1 };
 	struct proto_msg req = { 0 }, rep;
-	struct progress prog;
-	uint64_t total, round_len, buf_len, done = 0, round = 0;
-	uint32_t buf_id, crc = 0;
+	uint64_t total, round_len, buf_len = 0;
 	unsigned char *buf = NULL;
-	bool verified = true;
-	double t0, secs;
+	uint32_t buf_id;
 	int in = -1, ret = EXIT_FAIL;
 
-	ret = parse_client(argc, argv, opts, &o, write_help);
+	ret = parse_client(argc, argv, opts, "write ", &o, write_help);
 	if (ret >= 0)
 		return ret;
 	ret = EXIT_FAIL;
-	if (!o.file == !o.have_size)
+	if (!o.file == !o.co.have_size)
 		return usage_error("write ", "give exactly one of --file and --size");
-	if (o.have_size && !o.size)
+	if (o.co.have_size && !o.co.size)
 		return usage_error("write ", "--size must be at least 1 byte");
 
 	if (o.file) {
@@ -345,10 +396,10 @@ int cmd_write(int argc, char **argv)
 		if (in < 0)
 			return EXIT_FAIL;
 	} else {
-		total = o.size;
+		total = o.co.size;
 	}
 
-	if (session_open(&s, o.host, o.port) || session_wait_window(&s, RDMAXFER_REMOTE_WRITE))
+	if (session_open(&s, o.co.host, o.co.port) || session_wait_window(&s, RDMAXFER_REMOTE_WRITE))
 		goto out;
 	if (o.offset > s.window_len || (o.offset && total > s.window_len - o.offset)) {
 		does_not_fit(&s, "write", total, o.offset);
@@ -372,59 +423,7 @@ int cmd_write(int argc, char **argv)
 		     rep.status == ERANGE ? "it does not fit the window" : strerror((int)rep.status));
 		goto out;
 	}
-
-	progress_start(&prog, "write", total);
-	s.prog = &prog;
-	t0 = now_sec();
-	while (done < total) {
-		uint64_t len = total - done < round_len ? total - done : round_len;
-		bool last = done + len == total;
-
-		if (in >= 0 ? read_exact(in, o.file, buf, len, done) : (fill_pattern(buf, len, done), 0)) {
-			progress_end(&prog);
-			goto out;
-		}
-		if (o.verify)
-			crc = crc32c(0, buf, len);
-		if (session_rdma(&s, RDMAXFER_OP_WRITE, buf_id, 0, o.offset, len, true,
-				 (uint32_t)(round & PROTO_IMM_ROUND_MASK) | (last ? PROTO_IMM_LAST : 0)))
-			goto out;
-		/* the WRITE_IMM asked for it */
-		if (session_ctl_recv(&s, "the acknowledgement of the round", PROTO_ROUND_DONE, &rep))
-			goto out;
-		if (rep.status) {
-			progress_end(&prog);
-			fail("%s could not take round %llu of the write: %s", s.peer,
-			     (unsigned long long)round,
-			     rep.status == EIO ? "saving it to its --out failed" : strerror((int)rep.status));
-			goto out;
-		}
-		if (rep.round != (uint32_t)(round & PROTO_IMM_ROUND_MASK) || rep.length != len) {
-			progress_end(&prog);
-			fail("protocol error: %s acknowledged round %u (%llu bytes), we wrote round %llu (%llu bytes)",
-			     s.peer, rep.round, (unsigned long long)rep.length,
-			     (unsigned long long)round, (unsigned long long)len);
-			goto out;
-		}
-		if (o.verify && rep.crc != crc) {
-			verified = false;
-			secs = now_sec() - t0;
-			progress_end(&prog);
-			if (o.json)
-				report(&o, "write", done, secs, round + 1, s.window_len, false, stdout);
-			fail("verification failed: bytes %llu..%llu in the window of %s have CRC32C %08x, we sent %08x",
-			     (unsigned long long)done, (unsigned long long)(done + len - 1), s.peer,
-			     rep.crc, crc);
-			goto out;
-		}
-		done += len;
-		round++;
-	}
-	secs = now_sec() - t0;
-	progress_end(&prog);
-	s.prog = NULL;
-	session_close(&s);
-	ret = report(&o, "write", total, secs, round, s.window_len, verified, stdout);
+	ret = write_rounds(&s, &o, in, buf, buf_id, total, round_len);
 out:
 	session_close(&s);
 	if (buf)
@@ -454,39 +453,104 @@ static void read_help(FILE *f)
 		RDMAXFER_DEFAULT_PORT);
 }
 
+/*
+ * The data phase of a read: --size bytes from the window at --offset, in
+ * pieces of at most @piece bytes through local buffer @buf (@buf_id), to
+ * @out; *@crc is their CRC32C with --verify, *@secs the time it took.
+ * Returns 0 or -1 (printed).
+ */
+static int read_pieces(struct session *s, const struct client_opts *o, unsigned char *buf,
+		       uint32_t buf_id, uint64_t piece, int out, const char *out_name,
+		       uint32_t *crc, double *secs)
+{
+	struct progress prog;
+	uint64_t done = 0;
+	double t0;
+	int ret = -1;
+
+	progress_start(&prog, "read", o->co.size);
+	s->prog = &prog;
+	t0 = now_sec();
+	while (done < o->co.size) {
+		uint64_t len = o->co.size - done < piece ? o->co.size - done : piece;
+
+		if (session_rdma(s, RDMAXFER_OP_READ, buf_id, 0, o->offset + done, len, false, 0))
+			goto out;
+		if (o->verify)
+			*crc = crc32c(*crc, buf, len);
+		if (write_all(out, out_name, buf, len)) {
+			progress_end(&prog);
+			goto out;
+		}
+		done += len;
+	}
+	*secs = now_sec() - t0;
+	ret = 0;
+out:
+	progress_end(&prog);
+	s->prog = NULL;
+	return ret;
+}
+
+/*
+ * --verify of a read: the server's CRC32C of the window bytes read
+ * (CSUM_REQ) must be @crc.  Returns 0 or -1 (printed; with --json the
+ * report says "verified": false first).
+ */
+static int read_verify(struct session *s, const struct client_opts *o, uint32_t crc, double secs)
+{
+	struct proto_msg req = { 0 }, rep;
+
+	req.type = PROTO_CSUM_REQ;
+	req.offset = o->offset;
+	req.length = o->co.size;
+	if (session_call(s, &req, PROTO_CSUM, &rep))
+		return -1;
+	if (rep.status) {
+		fail("%s could not checksum its window: %s", s->peer, strerror((int)rep.status));
+		return -1;
+	}
+	if (rep.crc != crc) {
+		if (o->co.json)
+			report(o, "read", o->co.size, secs, 0, s->window_len, false, stdout);
+		fail("verification failed: the window of %s has CRC32C %08x at offset %llu, length %llu; we received %08x",
+		     s->peer, rep.crc, (unsigned long long)o->offset,
+		     (unsigned long long)o->co.size, crc);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_read(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "size", required_argument, NULL, OPT_SIZE },
+		OPTION_PORT,
+		OPTION_SIZE,
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	struct client_opts o = { .cmd = "read " };
+	struct client_opts o = { 0 };
 	struct session s = { .fd = -1 };
-	struct proto_msg req = { 0 }, rep;
-	struct progress prog;
-	uint64_t piece = 0, done = 0;
+	uint64_t piece = 0;
 	unsigned char *buf = NULL;
 	uint32_t buf_id, crc = 0;
 	const char *out_name;
-	bool verified = true;
-	double secs = 0, t0;
+	double secs = 0;
 	int out = STDOUT_FILENO, ret;
 
-	ret = parse_client(argc, argv, opts, &o, read_help);
+	ret = parse_client(argc, argv, opts, "read ", &o, read_help);
 	if (ret >= 0)
 		return ret;
 	ret = EXIT_FAIL;
-	if (!o.have_size)
+	if (!o.co.have_size)
 		return usage_error("read ", "missing --size");
-	if (!o.size)
+	if (!o.co.size)
 		return usage_error("read ", "--size must be at least 1 byte");
-	if (o.json && !o.out)
+	if (o.co.json && !o.out)
 		return usage_error("read ", "--json needs --out (without it the data goes to stdout)");
 	out_name = o.out ? o.out : "stdout";
 	if (o.out) {
@@ -495,56 +559,20 @@ int cmd_read(int argc, char **argv)
 			return fail("cannot create %s: %s", o.out, strerror(errno));
 	}
 
-	if (session_open(&s, o.host, o.port) || session_wait_window(&s, RDMAXFER_REMOTE_READ))
+	if (session_open(&s, o.co.host, o.co.port) || session_wait_window(&s, RDMAXFER_REMOTE_READ))
 		goto out;
-	if (o.offset > s.window_len || o.size > s.window_len - o.offset) {
-		does_not_fit(&s, "read", o.size, o.offset);
+	if (o.offset > s.window_len || o.co.size > s.window_len - o.offset) {
+		does_not_fit(&s, "read", o.co.size, o.offset);
 		goto out;
 	}
-	piece = o.size < READ_PIECE ? o.size : READ_PIECE;
+	piece = o.co.size < READ_PIECE ? o.co.size : READ_PIECE;
 	buf = map_anon(piece);
 	if (!buf || session_reg(&s, buf, piece, RDMAXFER_BUF_WRITE, &buf_id))
 		goto out;
-
-	progress_start(&prog, "read", o.size);
-	s.prog = &prog;
-	t0 = now_sec();
-	while (done < o.size) {
-		uint64_t len = o.size - done < piece ? o.size - done : piece;
-
-		if (session_rdma(&s, RDMAXFER_OP_READ, buf_id, 0, o.offset + done, len, false, 0))
-			goto out;
-		if (o.verify)
-			crc = crc32c(crc, buf, len);
-		if (write_all(out, out_name, buf, len)) {
-			progress_end(&prog);
-			goto out;
-		}
-		done += len;
-	}
-	secs = now_sec() - t0;
-	progress_end(&prog);
-	s.prog = NULL;
-	if (o.verify) {
-		req.type = PROTO_CSUM_REQ;
-		req.offset = o.offset;
-		req.length = o.size;
-		if (session_call(&s, &req, PROTO_CSUM, &rep))
-			goto out;
-		if (rep.status) {
-			fail("%s could not checksum its window: %s", s.peer, strerror((int)rep.status));
-			goto out;
-		}
-		if (rep.crc != crc) {
-			verified = false;
-			if (o.json)
-				report(&o, "read", o.size, secs, 0, s.window_len, false, stdout);
-			fail("verification failed: the window of %s has CRC32C %08x at offset %llu, length %llu; we received %08x",
-			     s.peer, rep.crc, (unsigned long long)o.offset,
-			     (unsigned long long)o.size, crc);
-			goto out;
-		}
-	}
+	if (read_pieces(&s, &o, buf, buf_id, piece, out, out_name, &crc, &secs))
+		goto out;
+	if (o.verify && read_verify(&s, &o, crc, secs))
+		goto out;
 	if (o.out && close(out)) {
 		out = -1;
 		fail("writing %s failed: %s", o.out, strerror(errno));
@@ -552,8 +580,7 @@ int cmd_read(int argc, char **argv)
 	}
 	out = -1;
 	session_close(&s);
-	ret = report(&o, "read", o.size, secs, 0, s.window_len, verified,
-		     o.out ? stdout : stderr);
+	ret = report(&o, "read", o.co.size, secs, 0, s.window_len, true, o.out ? stdout : stderr);
 out:
 	session_close(&s);
 	if (buf)
@@ -585,14 +612,14 @@ static void send_help(FILE *f)
 int cmd_send(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "port", required_argument, NULL, OPT_PORT },
+		OPTION_PORT,
 		{ "file", required_argument, NULL, OPT_FILE },
 		{ "message", required_argument, NULL, OPT_MESSAGE },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	struct client_opts o = { .cmd = "send " };
+	struct client_opts o = { 0 };
 	struct session s = { .fd = -1 };
 	struct proto_msg req = { 0 }, rep;
 	struct progress prog;
@@ -602,7 +629,7 @@ int cmd_send(int argc, char **argv)
 	double t0, secs;
 	int in = -1, ret;
 
-	ret = parse_client(argc, argv, opts, &o, send_help);
+	ret = parse_client(argc, argv, opts, "send ", &o, send_help);
 	if (ret >= 0)
 		return ret;
 	ret = EXIT_FAIL;
@@ -617,7 +644,7 @@ int cmd_send(int argc, char **argv)
 	}
 	piece = total < SEND_PIECE ? total : SEND_PIECE;
 
-	if (session_open(&s, o.host, o.port))
+	if (session_open(&s, o.co.host, o.co.port))
 		goto out;
 	buf = map_anon(piece);
 	if (!buf || session_reg(&s, buf, piece ? piece : 1, RDMAXFER_BUF_READ, &buf_id))
@@ -655,11 +682,11 @@ int cmd_send(int argc, char **argv)
 	s.prog = NULL;
 	session_close(&s);
 
-	if (o.json) {
+	if (o.co.json) {
 		json_begin_object(NULL);
 		json_string("op", "send");
-		json_string("host", o.host);
-		json_u64("port", o.port);
+		json_string("host", o.co.host);
+		json_u64("port", o.co.port);
 		json_u64("bytes", total);
 		json_u64("messages", s.msgs_sent);
 		json_double("seconds", secs);

@@ -39,12 +39,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "session.h"
-#include "bench.h"
+#include "measure.h"
 
 #define BENCH_REAP_MAX		256
 #define BENCH_MAX_SIZES		64
@@ -52,7 +51,7 @@
 #define BENCH_DEFAULT_ITERS	1000
 #define BENCH_DEFAULT_DEPTH	64
 
-/* --- shared with ping.c ------------------------------------------------- */
+/* --- shared with measure_ping.c ---------------------------------------- */
 
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool fail_said;
@@ -83,22 +82,20 @@ static int disconnect_status(struct session *s, const struct rdmaxfer_completion
 			     unsigned int left)
 {
 	struct rdmaxfer_completion more[16];
-	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
 	double until = now_sec() + 0.5;
 	unsigned int i;
+	int k, n;
 
 	for (i = 1; i <= left; i++)
 		if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
 			return c[i].status;
 	while (now_sec() < until) {
-		rp.count = 16;
-		rp.timeout_ns = 100000000;
-		rp.completions = (uintptr_t)more;
-		if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp) && errno != EINTR)
+		n = rdx_reap(s->fd, more, 16, 100000000);
+		if (n < 0 && n != -EINTR)
 			break;
-		for (i = 0; i < rp.count; i++)
-			if (more[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
-				return more[i].status;
+		for (k = 0; k < n; k++)
+			if (more[k].opcode == RDMAXFER_EVENT_DISCONNECTED)
+				return more[k].status;
 	}
 	return 1;
 }
@@ -307,25 +304,26 @@ struct bench_run {
 /* Post @n operations; returns how many were posted (EAGAIN: fewer), or -1. */
 static int submit_ops(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *ops, unsigned int n)
 {
-	struct rdmaxfer_submit sb = { .size = sizeof(sb), .op_size = sizeof(*ops) };
 	unsigned int done = 0;
+	uint32_t posted;
+	int err;
 
 	while (done < n) {
-		sb.count = n - done < r->max_batch ? n - done : r->max_batch;
-		sb.ops = (uintptr_t)&ops[done];
-		if (!ioctl(bc->s.fd, RDMAXFER_IOC_SUBMIT, &sb)) {
-			done += sb.count;
+		err = rdx_submit(bc->s.fd, &ops[done],
+				 n - done < r->max_batch ? n - done : r->max_batch, &posted);
+		if (!err) {
+			done += posted;
 			continue;
 		}
-		if (errno == EINTR)
+		if (err == EINTR)
 			continue;
-		if (errno == EAGAIN)	/* max_pending: reap first */
+		if (err == EAGAIN)	/* max_pending: reap first */
 			break;
-		if (errno == ENOTCONN || errno == ECONNRESET || errno == ENODEV)
+		if (err == ENOTCONN || err == ECONNRESET || err == ENODEV)
 			bench_fail("connection to %s lost", bc->s.peer);
 		else
 			bench_fail("SUBMIT of %s to %s failed: %s", rdmaxfer_op_name(ops[done].opcode),
-				   bc->s.peer, strerror(errno));
+				   bc->s.peer, strerror(err));
 		return -1;
 	}
 	return (int)done;
@@ -361,23 +359,19 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 /* Take one echo off the connection (its RECV event came). */
 static int take_echo(struct bconn *bc)
 {
-	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+	uint32_t len;
+	int err;
 
-	for (;;) {
-		rv.conn_id = bc->s.conn_id;
-		rv.length = bc->s.ci.max_send_size;
-		rv.addr = (uintptr_t)bc->rbuf;
-		if (!ioctl(bc->s.fd, RDMAXFER_IOC_RECV, &rv))
-			break;
-		if (errno == EINTR)
+	while ((err = rdx_recv(bc->s.fd, bc->s.conn_id, bc->rbuf, bc->s.ci.max_send_size, &len))) {
+		if (err == EINTR)
 			continue;
-		if (errno == EAGAIN)
+		if (err == EAGAIN)
 			return 0;
-		bench_fail("RECV from %s failed: %s", bc->s.peer, strerror(errno));
+		bench_fail("RECV from %s failed: %s", bc->s.peer, strerror(err));
 		return -1;
 	}
 	bc->done++;
-	bc->bytes += rv.length;
+	bc->bytes += len;
 	return 1;
 }
 
@@ -389,9 +383,8 @@ static void run_phase(struct bench_run *r, struct bconn *bc)
 	uint64_t target = o->iters ? o->iters : UINT64_MAX;
 	uint64_t posted = 0, echoes = 0, idle_from = 0;
 	unsigned int inflight = 0, window = r->depth, i, n;
-	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
 	uint64_t t;
-	int m;
+	int m, got;
 
 	bc->done = bc->bytes = bc->sent = 0;
 	bc->t_first = bc->t_last = 0;
@@ -420,17 +413,15 @@ static void run_phase(struct bench_run *r, struct bconn *bc)
 			continue;
 		}
 		/* reap what completed */
-		rp.count = BENCH_REAP_MAX;
-		rp.timeout_ns = 1000000000;
-		rp.completions = (uintptr_t)bc->comp;
-		if (ioctl(bc->s.fd, RDMAXFER_IOC_REAP, &rp)) {
-			if (errno == EINTR)
+		got = rdx_reap(bc->s.fd, bc->comp, BENCH_REAP_MAX, 1000000000);
+		if (got < 0) {
+			if (got == -EINTR)
 				continue;
-			bench_fail("REAP failed: %s", strerror(errno));
+			bench_fail("REAP failed: %s", strerror(-got));
 			return;
 		}
 		t = now_ns();
-		if (!rp.count) {
+		if (!got) {
 			if (!idle_from)
 				idle_from = t;
 			else if (t - idle_from > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
@@ -441,12 +432,12 @@ static void run_phase(struct bench_run *r, struct bconn *bc)
 			continue;
 		}
 		idle_from = 0;
-		for (i = 0; i < rp.count; i++) {
+		for (i = 0; i < (unsigned int)got; i++) {
 			const struct rdmaxfer_completion *c = &bc->comp[i];
 
 			if (c->opcode < RDMAXFER_EVENT_WINDOW && (c->user_data & BENCH_OP_TAG)) {
 				if (c->status) {
-					bench_op_failed(&bc->s, c, rp.count - i - 1);
+					bench_op_failed(&bc->s, c, got - i - 1);
 					return;
 				}
 				inflight--;
@@ -514,114 +505,17 @@ static void bench_help(FILE *f)
 		BENCH_MAX_CONNS);
 }
 
-/* Returns -1 when parsed, else an exit code. */
-static int parse_bench(int argc, char **argv, struct bench_opts *o)
+/*
+ * The checks of bench's options against each other, once all are parsed:
+ * --op given (@have_op), not both --size and --sweep (@size_and_sweep), not
+ * both --iters (@have_iters) and --duration, a size the transport carries.
+ * Returns -1 when they pass, else the exit status of the usage error.
+ */
+static int check_bench(struct bench_opts *o, bool have_op, bool size_and_sweep, bool have_iters)
 {
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "op", required_argument, NULL, 'o' },
-		{ "size", required_argument, NULL, 's' },
-		{ "sweep", required_argument, NULL, 'w' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "conns", required_argument, NULL, 'c' },
-		{ "bidir", no_argument, NULL, 'b' },
-		{ "transport", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool have_op = false, have_size = false, have_sweep = false, have_iters = false;
-	struct rdmaxfer_addr a;
-	uint64_t v;
-	char *end;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->port = RDMAXFER_DEFAULT_PORT;
-	o->size_min = o->size_max = BENCH_DEFAULT_SIZE;
-	o->iters = BENCH_DEFAULT_ITERS;
-	o->depth = BENCH_DEFAULT_DEPTH;
-	o->conns = 1;
-	o->transport = BT_RDMA;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_uint(optarg, 65535, &v))
-				return usage_error("bench ", "bad --port '%s' (0 .. 65535)", optarg);
-			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
-			break;
-		case 'o':
-			if (parse_bench_op(optarg, &o->op))
-				return usage_error("bench ", "bad --op '%s' (write, read or send)", optarg);
-			have_op = true;
-			break;
-		case 's':
-			if (parse_size(optarg, &v) || !v)
-				return usage_error("bench ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
-						   optarg);
-			o->size_min = o->size_max = v;
-			have_size = true;
-			break;
-		case 'w':
-			if (parse_sweep(optarg, &o->size_min, &o->size_max))
-				return usage_error("bench ", "bad --sweep '%s' (MIN:MAX, sizes with K, M, G suffixes, 1 <= MIN <= MAX)",
-						   optarg);
-			have_sweep = true;
-			break;
-		case 'n':
-			if (parse_uint(optarg, UINT64_MAX, &v) || !v)
-				return usage_error("bench ", "bad --iters '%s' (a number, at least 1)", optarg);
-			o->iters = v;
-			have_iters = true;
-			break;
-		case 'D':
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 86400)
-				return usage_error("bench ", "bad --duration '%s' (seconds, more than 0)", optarg);
-			break;
-		case 'd':
-			if (parse_uint(optarg, BENCH_MAX_DEPTH, &v) || !v)
-				return usage_error("bench ", "bad --depth '%s' (1 .. %u)", optarg, BENCH_MAX_DEPTH);
-			o->depth = (unsigned int)v;
-			break;
-		case 'c':
-			if (parse_uint(optarg, BENCH_MAX_CONNS, &v) || !v)
-				return usage_error("bench ", "bad --conns '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
-			o->conns = (unsigned int)v;
-			break;
-		case 'b':
-			o->bidir = true;
-			break;
-		case 't':
-			if (parse_transport(optarg, &o->transport))
-				return usage_error("bench ", "bad --transport '%s' (rdma, tcp or udp)", optarg);
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			bench_help(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("bench ", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("bench ", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return usage_error("bench ", "missing HOST (the server's IPv4 or IPv6 address)");
-	if (optind + 1 < argc)
-		return usage_error("bench ", "unexpected argument '%s'", argv[optind + 1]);
-	o->host = argv[optind];
-	if (parse_addr(o->host, o->port, &a))
-		return usage_error("bench ", "'%s' is not an IPv4 or IPv6 address", o->host);
 	if (!have_op)
 		return usage_error("bench ", "missing --op (write, read or send)");
-	if (have_size && have_sweep)
+	if (size_and_sweep)
 		return usage_error("bench ", "give --size or --sweep, not both");
 	if (o->duration > 0 && have_iters)
 		return usage_error("bench ", "give --iters or --duration, not both");
@@ -632,6 +526,105 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 				   (unsigned long long)o->size_max, transport_name(o->transport),
 				   (unsigned long long)sock_max_msg(o->transport, false));
 	return -1;
+}
+
+/*
+ * One of bench's own options (getopt value @c) into @o (@have_*: which were
+ * given).  Returns -1, or the exit status of a usage error.
+ */
+static int bench_opt(struct bench_opts *o, int c, bool *have_op, bool *have_sweep,
+		     bool *have_iters)
+{
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case 'o':
+		if (parse_bench_op(optarg, &o->op))
+			return usage_error("bench ", "bad --op '%s' (write, read or send)", optarg);
+		*have_op = true;
+		break;
+	case 'w':
+		if (parse_sweep(optarg, &o->size_min, &o->size_max))
+			return usage_error("bench ", "bad --sweep '%s' (MIN:MAX, sizes with K, M, G suffixes, 1 <= MIN <= MAX)",
+					   optarg);
+		*have_sweep = true;
+		break;
+	case 'n':
+		if (parse_uint(optarg, UINT64_MAX, &v) || !v)
+			return usage_error("bench ", "bad --iters '%s' (a number, at least 1)", optarg);
+		o->iters = v;
+		*have_iters = true;
+		break;
+	case 'D':
+		errno = 0;
+		o->duration = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 86400)
+			return usage_error("bench ", "bad --duration '%s' (seconds, more than 0)", optarg);
+		break;
+	case 'd':
+		if (parse_uint(optarg, BENCH_MAX_DEPTH, &v) || !v)
+			return usage_error("bench ", "bad --depth '%s' (1 .. %u)", optarg, BENCH_MAX_DEPTH);
+		o->depth = (unsigned int)v;
+		break;
+	case 'c':
+		if (parse_uint(optarg, BENCH_MAX_CONNS, &v) || !v)
+			return usage_error("bench ", "bad --conns '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
+		o->conns = (unsigned int)v;
+		break;
+	case 'b':
+		o->bidir = true;
+		break;
+	case 't':
+		if (parse_transport(optarg, &o->transport))
+			return usage_error("bench ", "bad --transport '%s' (rdma, tcp or udp)", optarg);
+		break;
+	}
+	return -1;
+}
+
+/* Returns -1 when parsed, else an exit code. */
+static int parse_bench(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option opts[] = {
+		OPTION_PORT,
+		{ "op", required_argument, NULL, 'o' },
+		OPTION_SIZE,
+		{ "sweep", required_argument, NULL, 'w' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "conns", required_argument, NULL, 'c' },
+		{ "bidir", no_argument, NULL, 'b' },
+		{ "transport", required_argument, NULL, 't' },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
+	};
+	bool have_op = false, have_sweep = false, have_iters = false;
+	struct common_opts co;
+	int c, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->size_min = o->size_max = BENCH_DEFAULT_SIZE;
+	o->iters = BENCH_DEFAULT_ITERS;
+	o->depth = BENCH_DEFAULT_DEPTH;
+	o->conns = 1;
+	o->transport = BT_RDMA;
+	common_init(&co, "bench ", bench_help, CO_HOST | CO_SIZE_MIN1);
+	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
+		ret = bench_opt(o, c, &have_op, &have_sweep, &have_iters);
+		if (ret >= 0)
+			return ret;
+	}
+	if (ret >= 0)
+		return ret;
+	o->host = co.host;
+	o->port = co.port;
+	o->json = co.json;
+	if (co.have_size)	/* with --sweep too: a usage error below */
+		o->size_min = o->size_max = co.size;
+	return check_bench(o, have_op, co.have_size && have_sweep, have_iters);
 }
 
 /* --- the command --------------------------------------------------------- */
@@ -667,7 +660,7 @@ static unsigned int sweep_sizes(const struct bench_opts *o, uint64_t *sizes)
 	return n;
 }
 
-/* --transport tcp|udp: sock.c measures, we print. */
+/* --transport tcp|udp: measure_sock.c measures, we print. */
 static int bench_sock(const struct bench_opts *o, const uint64_t *sizes, unsigned int nsizes)
 {
 	struct bench_row rows[BENCH_MAX_SIZES];

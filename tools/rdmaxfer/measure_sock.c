@@ -83,7 +83,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "measure.h"
 
 #define SOCK_MAGIC		0x5258534bu	/* "RXSK": TCP control messages */
 #define SOCK_MAGIC_PING		0x52585350u	/* "RXSP": UDP ping datagrams */
@@ -1459,18 +1459,113 @@ static int server_snap(int fd, const struct target *t, struct cpu_snap *s)
 	return 0;
 }
 
+/*
+ * Start a thread for each of the @nw workers of @b (--bidir: a sink and a
+ * source per connection).  Returns how many started; @err says why not all.
+ */
+static unsigned int start_workers(struct bench_run *b, struct worker *w, unsigned int nw,
+				  char *err)
+{
+	const struct bench_opts *o = b->o;
+	unsigned int i, started = 0;
+	int e;
+
+	for (i = 0; i < nw; i++) {
+		w[i].b = b;
+		w[i].fd = -1;
+		w[i].ufd = -1;
+		if (o->bidir)
+			w[i].dir = i % 2 ? W_SOURCE : W_SINK;
+		else
+			w[i].dir = o->op == BOP_READ ? W_SOURCE : W_SINK;
+		e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
+		if (e) {
+			seterr(err, "cannot start a thread: %s", strerror(e));
+			break;
+		}
+		started++;
+	}
+	return started;
+}
+
+/*
+ * Wait until the @started workers are set up, take the CPU counters of
+ * both ends (@ca here, @sa from the server over @ctl), start all of them at
+ * once and wait for them to end.  Returns 0, or -1 (printed) when a worker
+ * could not be set up or the server did not answer.
+ */
+static int run_workers(struct bench_run *b, struct worker *w, unsigned int started, int ctl,
+		       struct cpu_snap *ca, struct cpu_snap *sa, char *err)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&b->lock);
+	while (b->ready < started)
+		pthread_cond_wait(&b->cond, &b->lock);
+	for (i = 0; i < started; i++)
+		seterr(err, "%s", w[i].err);
+	b->abort = err[0] || server_snap(ctl, b->t, sa);
+	cpu_snap(ca);
+	b->t0 = now_ns();
+	b->deadline = b->t0 + (uint64_t)(b->o->duration * 1e9);
+	b->go = true;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	if (b->abort) {
+		if (err[0])
+			fail("%s", err);	/* else server_snap() said it */
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The row of one size: what the @nw workers moved, and the CPU use of both
+ * ends between the snapshots @ca/@cb (here) and @sa/@sb (the server).
+ */
+static void sock_bench_row(const struct bench_run *b, const struct worker *w, unsigned int nw,
+			   struct cpu_snap *ca, struct cpu_snap *cb, struct cpu_snap *sa,
+			   struct cpu_snap *sb, struct bench_row *row)
+{
+	uint64_t t_end = b->t0 + 1;
+	unsigned int i;
+
+	memset(row, 0, sizeof(*row));
+	row->size = b->size;
+	for (i = 0; i < nw; i++) {
+		row->iters += w[i].msgs;
+		row->bytes += w[i].bytes;
+		row->lost += w[i].lost;
+		if (w[i].end_ns > t_end)
+			t_end = w[i].end_ns;
+	}
+	row->secs = (t_end - b->t0) / 1e9;
+	/*
+	 * CPU per second of the measured phase: the wait for UDP stragglers
+	 * and the joins after it add time, not work
+	 */
+	cb->wall = ca->wall + row->secs;
+	sb->wall = sa->wall + row->secs;
+	row->cpu_client = cpu_proc_pct(ca, cb);
+	row->cpu_client_sys = cpu_sys_pct(ca, cb);
+	row->cpu_server = cpu_proc_pct(sa, sb);
+	row->cpu_server_sys = cpu_sys_pct(sa, sb);
+}
+
 int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row *row)
 {
-	unsigned int nw, i, started = 0;
+	unsigned int nw, i, started;
 	struct cpu_snap ca, cb, sa, sb;
 	struct worker *w = NULL;
 	unsigned char *pat = NULL;
 	struct bench_run b;
 	char err[ERRLEN] = "";
 	struct target t;
-	uint64_t t_end;
 	struct smsg m;
-	int ctl = -1, ret = -1, e;
+	int ctl = -1, ret = -1;
 
 	if (o->transport != BT_TCP && o->transport != BT_UDP) {
 		fail("%s: transport %s is not a socket", __func__, transport_name(o->transport));
@@ -1508,42 +1603,10 @@ int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row 
 		goto out;
 	}
 
-	for (i = 0; i < nw; i++) {
-		w[i].b = &b;
-		w[i].fd = -1;
-		w[i].ufd = -1;
-		if (o->bidir)
-			w[i].dir = i % 2 ? W_SOURCE : W_SINK;
-		else
-			w[i].dir = o->op == BOP_READ ? W_SOURCE : W_SINK;
-		e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (e) {
-			seterr(err, "cannot start a thread: %s", strerror(e));
-			break;
-		}
-		started++;
-	}
 	/* all set up: take the counters, then start everybody at once */
-	pthread_mutex_lock(&b.lock);
-	while (b.ready < started)
-		pthread_cond_wait(&b.cond, &b.lock);
-	for (i = 0; i < started; i++)
-		seterr(err, "%s", w[i].err);
-	b.abort = err[0] || server_snap(ctl, &t, &sa);
-	cpu_snap(&ca);
-	b.t0 = now_ns();
-	b.deadline = b.t0 + (uint64_t)(o->duration * 1e9);
-	b.go = true;
-	pthread_cond_broadcast(&b.cond);
-	pthread_mutex_unlock(&b.lock);
-
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	if (b.abort) {
-		if (err[0])
-			fail("%s", err);	/* else server_snap() said it */
+	started = start_workers(&b, w, nw, err);
+	if (run_workers(&b, w, started, ctl, &ca, &sa, err))
 		goto out;
-	}
 	cpu_snap(&cb);
 	for (i = 0; i < started; i++)
 		seterr(err, "%s", w[i].err);
@@ -1553,29 +1616,7 @@ int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row 
 	}
 	if (server_snap(ctl, &t, &sb))
 		goto out;
-
-	memset(row, 0, sizeof(*row));
-	row->size = size;
-	t_end = b.t0 + 1;
-
-	for (i = 0; i < nw; i++) {
-		row->iters += w[i].msgs;
-		row->bytes += w[i].bytes;
-		row->lost += w[i].lost;
-		if (w[i].end_ns > t_end)
-			t_end = w[i].end_ns;
-	}
-	row->secs = (t_end - b.t0) / 1e9;
-	/*
-	 * CPU per second of the measured phase: the wait for UDP stragglers
-	 * and the joins after it add time, not work
-	 */
-	cb.wall = ca.wall + row->secs;
-	sb.wall = sa.wall + row->secs;
-	row->cpu_client = cpu_proc_pct(&ca, &cb);
-	row->cpu_client_sys = cpu_sys_pct(&ca, &cb);
-	row->cpu_server = cpu_proc_pct(&sa, &sb);
-	row->cpu_server_sys = cpu_sys_pct(&sa, &sb);
+	sock_bench_row(&b, w, nw, &ca, &cb, &sa, &sb, row);
 	ret = 0;
 out:
 	if (ctl >= 0)

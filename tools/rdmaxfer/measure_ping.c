@@ -19,17 +19,16 @@
  * (default: busy for write and read, block for send; see POLL_DEFAULT).
  * At the end BENCH_END checks the server saw every message.
  *
- * The statistics and their printing are lat_report()'s (bench_util.c).
+ * The statistics and their printing are lat_report()'s (measure_util.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "session.h"
-#include "bench.h"
+#include "measure.h"
 
 #define PING_DEFAULT_SIZE	8
 #define PING_DEFAULT_COUNT	1000
@@ -74,46 +73,33 @@ static void ping_help(FILE *f)
 static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 {
 	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },
+		OPTION_PORT,
 		{ "op", required_argument, NULL, 'o' },
-		{ "size", required_argument, NULL, 's' },
+		OPTION_SIZE,
 		{ "count", required_argument, NULL, 'c' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "poll", required_argument, NULL, 'P' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "transport", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	struct rdmaxfer_addr a;
-	uint64_t v;
-	int c;
+	struct common_opts co;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
-	o->port = RDMAXFER_DEFAULT_PORT;
 	o->op = BOP_SEND;
 	o->transport = BT_RDMA;
-	o->size = PING_DEFAULT_SIZE;
 	o->count = PING_DEFAULT_COUNT;
 	o->warmup = PING_DEFAULT_WARMUP;
 	*busy = POLL_DEFAULT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	common_init(&co, "ping ", ping_help, CO_HOST | CO_SIZE_MIN1);
+	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
-		case 'p':
-			if (parse_uint(optarg, 65535, &v))
-				return usage_error("ping ", "bad --port '%s' (0 .. 65535)", optarg);
-			o->port = v ? (uint16_t)v : RDMAXFER_DEFAULT_PORT;
-			break;
 		case 'o':
 			if (parse_bench_op(optarg, &o->op))
 				return usage_error("ping ", "bad --op '%s' (send, write or read)", optarg);
-			break;
-		case 's':
-			if (parse_size(optarg, &o->size) || !o->size)
-				return usage_error("ping ", "bad --size '%s' (bytes, at least 1, with K, M, G suffixes)",
-						   optarg);
 			break;
 		case 'c':
 			if (parse_uint(optarg, PING_MAX_COUNT, &o->count) || !o->count)
@@ -140,25 +126,14 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 			if (parse_transport(optarg, &o->transport))
 				return usage_error("ping ", "bad --transport '%s' (rdma, tcp or udp)", optarg);
 			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			ping_help(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("ping ", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("ping ", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("ping ", "missing HOST (the server's IPv4 or IPv6 address)");
-	if (optind + 1 < argc)
-		return usage_error("ping ", "unexpected argument '%s'", argv[optind + 1]);
-	o->host = argv[optind];
-	if (parse_addr(o->host, o->port, &a))
-		return usage_error("ping ", "'%s' is not an IPv4 or IPv6 address", o->host);
+	if (ret >= 0)
+		return ret;
+	o->host = co.host;
+	o->port = co.port;
+	o->size = co.have_size ? co.size : PING_DEFAULT_SIZE;
+	o->json = co.json;
 	if (o->transport != BT_RDMA && o->size > sock_max_msg(o->transport, true))
 		return usage_error("ping ", "--size %llu is more than %s carries in one message (%llu bytes)",
 				   (unsigned long long)o->size, transport_name(o->transport),
@@ -176,43 +151,38 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool busy,
 		      uint64_t *ns)
 {
-	struct rdmaxfer_submit sb = { .size = sizeof(sb), .count = 1, .op_size = sizeof(*op) };
 	struct rdmaxfer_completion c[PING_REAP_MAX];
-	struct rdmaxfer_reap rp = { .size = sizeof(rp) };
 	bool got_op = false, got_echo = !echo;
 	uint64_t t0, t1 = 0, t;
-	uint32_t i;
+	int err, i, n;
 
-	sb.ops = (uintptr_t)op;
 	t0 = now_ns();
-	while (ioctl(s->fd, RDMAXFER_IOC_SUBMIT, &sb)) {
-		if (errno == EINTR)
+	while ((err = rdx_submit(s->fd, op, 1, NULL))) {
+		if (err == EINTR)
 			continue;
-		if (errno == ENOTCONN || errno == ECONNRESET || errno == ENODEV)
+		if (err == ENOTCONN || err == ECONNRESET || err == ENODEV)
 			bench_fail("connection to %s lost", s->peer);
 		else
-			bench_fail("SUBMIT to %s failed: %s", s->peer, strerror(errno));
+			bench_fail("SUBMIT to %s failed: %s", s->peer, strerror(err));
 		return -1;
 	}
 	while (!got_op || !got_echo) {
-		rp.count = PING_REAP_MAX;
-		rp.timeout_ns = busy ? 0 : 1000000000;
-		rp.completions = (uintptr_t)c;
-		if (ioctl(s->fd, RDMAXFER_IOC_REAP, &rp)) {
-			if (errno == EINTR)
+		n = rdx_reap(s->fd, c, PING_REAP_MAX, busy ? 0 : 1000000000);
+		if (n < 0) {
+			if (n == -EINTR)
 				continue;
-			bench_fail("REAP failed: %s", strerror(errno));
+			bench_fail("REAP failed: %s", strerror(-n));
 			return -1;
 		}
 		t = now_ns();
-		if (!rp.count && t - t0 > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
+		if (!n && t - t0 > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
 			bench_fail("no answer from %s for %d s", s->peer, SESSION_IDLE_TIMEOUT_S);
 			return -1;
 		}
-		for (i = 0; i < rp.count; i++) {
+		for (i = 0; i < n; i++) {
 			if (c[i].opcode < RDMAXFER_EVENT_WINDOW && (c[i].user_data & BENCH_OP_TAG)) {
 				if (c[i].status) {
-					bench_op_failed(s, &c[i], rp.count - i - 1);
+					bench_op_failed(s, &c[i], n - i - 1);
 					return -1;
 				}
 				got_op = true;
@@ -234,22 +204,18 @@ static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool
 static int take_echo(struct session *s, const unsigned char *sent, unsigned char *rbuf,
 		     uint64_t size)
 {
-	struct rdmaxfer_recv rv = { .size = sizeof(rv) };
+	uint32_t len;
+	int err;
 
-	for (;;) {
-		rv.conn_id = s->conn_id;
-		rv.length = s->ci.max_send_size;
-		rv.addr = (uintptr_t)rbuf;
-		if (!ioctl(s->fd, RDMAXFER_IOC_RECV, &rv))
-			break;
-		if (errno == EINTR)
+	while ((err = rdx_recv(s->fd, s->conn_id, rbuf, s->ci.max_send_size, &len))) {
+		if (err == EINTR)
 			continue;
-		bench_fail("RECV from %s failed: %s", s->peer, strerror(errno));
+		bench_fail("RECV from %s failed: %s", s->peer, strerror(err));
 		return -1;
 	}
-	if (rv.length != size || memcmp(rbuf, sent, size)) {
+	if (len != size || memcmp(rbuf, sent, size)) {
 		bench_fail("%s echoed a %u-byte message that is not the %llu bytes we sent (is it 'rdmaxfer serve'?)",
-			   s->peer, rv.length, (unsigned long long)size);
+			   s->peer, len, (unsigned long long)size);
 		return -1;
 	}
 	return 0;

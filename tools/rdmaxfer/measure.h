@@ -3,19 +3,20 @@
  * rdmaxfer CLI - measuring the fabric: ping (latency), bench (bandwidth and
  * message rate), regbench (registration cost) and their sockets baseline.
  *
- * Files: ping.c and bench.c run the RDMA measurements against `rdmaxfer
- * serve` (proto.h: BENCH_BEGIN/BENCH_END tell the server to sink or echo
- * messages); sock.c runs the same measurements over TCP or UDP on the same
- * netdev (`serve` answers those too, see sock_server_start()); regbench.c
- * times the kernel's registration path next to userspace ibv_reg_mr;
- * bench_util.c holds what they share: options, latency statistics, the
- * bandwidth table and its JSON, CPU accounting.
+ * Files, the measure_*.c group: measure_ping.c and measure_bench.c run the
+ * RDMA measurements against `rdmaxfer serve` (proto.h: BENCH_BEGIN/BENCH_END
+ * tell the server to sink or echo messages); measure_sock.c runs the same
+ * measurements over TCP or UDP on the same netdev (`serve` answers those
+ * too, see sock_server_start()); measure_regbench.c times the kernel's
+ * registration path next to userspace ibv_reg_mr; measure_util.c holds what
+ * they share: option values, latency statistics, the bandwidth table and
+ * its JSON, CPU accounting.
  *
  * Every measurement prints numbers; none of them judges them.  Under QEMU
  * TCG only ratios taken inside one boot mean anything.
  */
-#ifndef RDMAXFER_BENCH_H
-#define RDMAXFER_BENCH_H
+#ifndef RDMAXFER_MEASURE_H
+#define RDMAXFER_MEASURE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,11 +109,11 @@ void bench_table_end(const struct bench_opts *o);
 /* A monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 
-/* sock.c: the sockets baseline (client side) */
+/* measure_sock.c: the sockets baseline (client side) */
 int sock_ping(const struct ping_opts *o, uint64_t *ns);
 int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row *row);
 /*
- * sock.c: the sockets server, started by `serve` next to the RDMA
+ * measure_sock.c: the sockets server, started by `serve` next to the RDMA
  * listener: TCP and UDP on the same port number, in threads of their own.
  * Returns 0 or -1 (one error line printed).
  */
@@ -124,14 +125,14 @@ int cmd_bench(int argc, char **argv);
 int cmd_regbench(int argc, char **argv);
 
 /*
- * sock.c: the largest message --transport @t carries per message, for ping
+ * measure_sock.c: the largest message --transport @t carries per message, for ping
  * (@ping) or bench (0 for rdma): UDP and ping SOCK_MAX_MSG, TCP bench much
  * more (it sends a message in pieces).  For usage checks (exit 2).
  */
 uint64_t sock_max_msg(enum bench_transport t, bool ping);
 
 /*
- * bench.c: what ping.c shares with bench.c over RDMA (added for issue 4).
+ * measure_bench.c: what measure_ping.c shares with it over RDMA (added for issue 4).
  * Operations the measurements post carry BENCH_OP_TAG in user_data, so
  * that completions of the session's own control SENDs can be told apart.
  */
@@ -171,4 +172,4 @@ int bench_begin(struct session *s, uint32_t mode);
 /* End bench mode: the server's count of data messages and bytes. */
 int bench_end(struct session *s, uint64_t *msgs, uint64_t *bytes);
 
-#endif /* RDMAXFER_BENCH_H */
+#endif /* RDMAXFER_MEASURE_H */

@@ -35,14 +35,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
-#include "bench.h"
+#include "measure.h"
 
 #define RB_MAX_SIZES		64
 #define RB_DEFAULT_REPS		5
@@ -190,27 +189,10 @@ static int port_address(int fd, uint32_t index, uint32_t port, struct rdmaxfer_a
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	struct rdmaxfer_port_info pi;
 	struct rdmaxfer_gid *gids = NULL;
-	uint32_t cap = 0, g;
 	int found = -1;
+	uint32_t g;
 
-	for (;;) {
-		memset(&pi, 0, sizeof(pi));
-		pi.size = sizeof(pi);
-		pi.index = index;
-		pi.port = port;
-		pi.num_gids = cap;
-		pi.gids = (uintptr_t)gids;
-		if (ioctl(fd, RDMAXFER_IOC_QUERY_PORT, &pi))
-			goto out;
-		if (pi.num_gids <= cap)
-			break;
-		free(gids);
-		cap = pi.num_gids;
-		gids = calloc(cap, sizeof(*gids));
-		if (!gids)
-			goto out;
-	}
-	if (pi.state != RDMAXFER_PORT_ACTIVE)
+	if (query_port_gids(fd, index, port, &pi, &gids) || pi.state != RDMAXFER_PORT_ACTIVE)
 		goto out;
 	for (g = 0; g < pi.num_gids && found < 0; g++)
 		if (!memcmp(gids[g].raw, v4mapped, sizeof(v4mapped))) {
@@ -244,10 +226,7 @@ static int pick_address(struct regbench *rb, const char *device)
 		return -1;
 	}
 	for (i = 0; i < n && ret; i++) {
-		memset(&di, 0, sizeof(di));
-		di.size = sizeof(di);
-		di.index = idx[i];
-		if (ioctl(rb->cfd, RDMAXFER_IOC_QUERY_DEVICE, &di))
+		if (rdx_query_device(rb->cfd, idx[i], &di))
 			continue;	/* removed meanwhile */
 		if (device && strcmp(device, di.name))
 			continue;
@@ -265,11 +244,9 @@ static int pick_address(struct regbench *rb, const char *device)
 
 static int rb_connect(struct regbench *rb, const struct rb_opts *o)
 {
-	struct rdmaxfer_listen ls = { .size = sizeof(ls) };
-	struct rdmaxfer_connect cn = { .size = sizeof(cn) };
-	struct rdmaxfer_accept ac = { .size = sizeof(ac) };
-	struct rdmaxfer_conn_info ci = { .size = sizeof(ci) };
-	struct rdmaxfer_device_info di = { .size = sizeof(di) };
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_device_info di;
+	int err;
 
 	if (o->bind) {
 		if (parse_addr(o->bind, 0, &rb->addr))	/* checked by the parser */
@@ -278,33 +255,26 @@ static int rb_connect(struct regbench *rb, const struct rb_opts *o)
 		return -1;
 	}
 	rb->addr.port = 0;
-	ls.addr = rb->addr;
-	ls.backlog = 1;
-	if (ioctl(rb->sfd, RDMAXFER_IOC_LISTEN, &ls)) {
+	err = rdx_listen(rb->sfd, rb->addr, 1, &rb->listen_id, &rb->addr.port);
+	if (err) {
 		format_addr(&rb->addr, rb->where, sizeof(rb->where));
-		if (errno == ENODEV || errno == EADDRNOTAVAIL)
+		if (err == ENODEV || err == EADDRNOTAVAIL)
 			return fail("cannot listen on %s: no RDMA device for that address (see 'rdma link')",
 				    rb->where);
-		return fail("cannot listen on %s: %s", rb->where, strerror(errno));
+		return fail("cannot listen on %s: %s", rb->where, strerror(err));
 	}
-	rb->listen_id = ls.listen_id;
-	rb->addr.port = ls.addr.port;
 	format_addr(&rb->addr, rb->where, sizeof(rb->where));
 
-	cn.addr = rb->addr;
-	cn.timeout_ns = RB_TIMEOUT_NS;
-	if (ioctl(rb->cfd, RDMAXFER_IOC_CONNECT, &cn))
-		return fail("cannot connect to ourselves at %s: %s", rb->where, strerror(errno));
-	rb->cconn = cn.conn_id;
-	ac.listen_id = rb->listen_id;
-	ac.timeout_ns = RB_TIMEOUT_NS;
-	if (ioctl(rb->sfd, RDMAXFER_IOC_ACCEPT, &ac))
-		return fail("ACCEPT on %s failed: %s", rb->where, strerror(errno));
-	rb->sconn = ac.conn_id;
+	err = rdx_connect(rb->cfd, rb->addr, RB_TIMEOUT_NS, &rb->cconn, NULL);
+	if (err)
+		return fail("cannot connect to ourselves at %s: %s", rb->where, strerror(err));
+	err = rdx_accept(rb->sfd, rb->listen_id, RB_TIMEOUT_NS, &rb->sconn, NULL);
+	if (err)
+		return fail("ACCEPT on %s failed: %s", rb->where, strerror(err));
 
-	ci.conn_id = rb->cconn;
-	if (ioctl(rb->cfd, RDMAXFER_IOC_QUERY_CONN, &ci))
-		return fail("QUERY_CONN failed: %s", strerror(errno));
+	err = rdx_query_conn(rb->cfd, rb->cconn, &ci);
+	if (err)
+		return fail("QUERY_CONN failed: %s", strerror(err));
 	rb->max_window = ci.max_window_size;
 	if (rb->info.max_window_size && rb->info.max_window_size < rb->max_window)
 		rb->max_window = rb->info.max_window_size;
@@ -312,9 +282,9 @@ static int rb_connect(struct regbench *rb, const struct rb_opts *o)
 	if (!rb->max_window)
 		return fail("the connection allows no window (max_window_size %llu)",
 			    (unsigned long long)ci.max_window_size);
-	di.index = ci.dev_index;
-	if (ioctl(rb->cfd, RDMAXFER_IOC_QUERY_DEVICE, &di))
-		return fail("QUERY_DEVICE %u failed: %s", ci.dev_index, strerror(errno));
+	err = rdx_query_device(rb->cfd, ci.dev_index, &di);
+	if (err)
+		return fail("QUERY_DEVICE %u failed: %s", ci.dev_index, strerror(err));
 	snprintf(rb->devname, sizeof(rb->devname), "%s", di.name);
 	if (o->device && strcmp(o->device, rb->devname))
 		return fail("%s is on device %s, not %s", rb->where, rb->devname, o->device);
@@ -355,26 +325,19 @@ static int rb_open_ibv(struct regbench *rb)
 static int rb_drain(struct regbench *rb)
 {
 	struct rdmaxfer_completion ev[32];
-	struct rdmaxfer_reap rp;
 	int fds[2] = { rb->sfd, rb->cfd };
-	unsigned int i, k;
+	int i, k, n;
 
 	for (k = 0; k < 2; k++) {
 		do {
-			memset(&rp, 0, sizeof(rp));
-			rp.size = sizeof(rp);
-			rp.count = 32;
-			rp.completions = (uintptr_t)ev;
-			if (ioctl(fds[k], RDMAXFER_IOC_REAP, &rp)) {
-				if (errno == EINTR)
-					continue;
-				return fail("REAP failed: %s", strerror(errno));
-			}
-			for (i = 0; i < rp.count; i++)
+			n = rdx_reap(fds[k], ev, 32, 0);
+			if (n < 0 && n != -EINTR)
+				return fail("REAP failed: %s", strerror(-n));
+			for (i = 0; i < n; i++)
 				if (ev[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
 					return fail("the loopback connection went down: %s",
 						    status_words(ev[i].status));
-		} while (rp.count == 32);
+		} while (n == 32 || n == -EINTR);	/* full, or interrupted: again */
 	}
 	return 0;
 }
@@ -393,44 +356,32 @@ struct rb_sample {
 static int kernel_rep(struct regbench *rb, void *buf, uint64_t size, struct rb_sample *s,
 		      char *why, size_t whylen)
 {
-	struct rdmaxfer_reg_buf rg = { .size = sizeof(rg) };
-	struct rdmaxfer_dereg_buf dr = { .size = sizeof(dr) };
-	struct rdmaxfer_expose ex;
-	struct rdmaxfer_revoke rv;
-	uint32_t win[RB_MAX_WINDOWS];
+	uint32_t win[RB_MAX_WINDOWS], buf_id;
+	uint64_t off, len = 0, t0, t1;
 	unsigned int nwin = 0, i;
-	uint64_t off, t0, t1;
-	int ret = 0, err = 0;
+	int ret = 0, err;
 
-	rg.addr = (uintptr_t)buf;
-	rg.length = size;
-	rg.access = RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE;
 	t0 = now_ns();
-	if (ioctl(rb->cfd, RDMAXFER_IOC_REG_BUF, &rg)) {
-		if (errno == ENOMEM) {
+	err = rdx_reg_buf(rb->cfd, buf, size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf_id);
+	if (err) {
+		if (err == ENOMEM) {
 			snprintf(why, whylen, "REG_BUF: over RLIMIT_MEMLOCK or out of memory");
 			return 1;
 		}
 		return fail("REG_BUF of %llu bytes failed: %s", (unsigned long long)size,
-			    strerror(errno));
+			    strerror(err));
 	}
 	t1 = now_ns();
 	s->reg = us_between(t0, t1);
 
 	t0 = now_ns();
 	for (off = 0; off < size; off += rb->max_window) {
-		memset(&ex, 0, sizeof(ex));
-		ex.size = sizeof(ex);
-		ex.conn_id = rb->cconn;
-		ex.buf_id = rg.buf_id;
-		ex.offset = off;
-		ex.length = size - off < rb->max_window ? size - off : rb->max_window;
-		ex.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE;
-		if (ioctl(rb->cfd, RDMAXFER_IOC_EXPOSE, &ex)) {
-			err = errno;
+		len = size - off < rb->max_window ? size - off : rb->max_window;
+		err = rdx_expose(rb->cfd, rb->cconn, buf_id, off, len,
+				 RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE, &win[nwin]);
+		if (err)
 			break;
-		}
-		win[nwin++] = ex.window_id;
+		nwin++;
 	}
 	t1 = now_ns();
 	s->expose = us_between(t0, t1);
@@ -439,25 +390,22 @@ static int kernel_rep(struct regbench *rb, void *buf, uint64_t size, struct rb_s
 		ret = 1;
 	} else if (err) {
 		ret = fail("EXPOSE of %llu bytes at offset %llu failed: %s",
-			   (unsigned long long)ex.length, (unsigned long long)ex.offset,
-			   strerror(err));
+			   (unsigned long long)len, (unsigned long long)off, strerror(err));
 	}
 
 	t0 = now_ns();
 	for (i = 0; i < nwin; i++) {
-		memset(&rv, 0, sizeof(rv));
-		rv.size = sizeof(rv);
-		rv.window_id = win[i];
-		if (ioctl(rb->cfd, RDMAXFER_IOC_REVOKE, &rv) && !ret)
-			ret = fail("REVOKE failed: %s", strerror(errno));
+		err = rdx_revoke(rb->cfd, win[i]);
+		if (err && !ret)
+			ret = fail("REVOKE failed: %s", strerror(err));
 	}
 	t1 = now_ns();
 	s->revoke = us_between(t0, t1);
 
-	dr.buf_id = rg.buf_id;
 	t0 = now_ns();
-	if (ioctl(rb->cfd, RDMAXFER_IOC_DEREG_BUF, &dr) && !ret)
-		ret = fail("DEREG_BUF failed: %s", strerror(errno));
+	err = rdx_dereg_buf(rb->cfd, buf_id);
+	if (err && !ret)
+		ret = fail("DEREG_BUF failed: %s", strerror(err));
 	t1 = now_ns();
 	s->dereg = us_between(t0, t1);
 	if (rb_drain(rb) && !ret)
@@ -735,29 +683,30 @@ static int parse_sizes(char *list, struct rb_opts *o)
 	return 0;
 }
 
+/* Returns -1 when parsed, else an exit code. */
 static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 {
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },
 		{ "reps", required_argument, NULL, 'r' },
-		{ "bind", required_argument, NULL, 'b' },
+		OPTION_BIND,
 		{ "device", required_argument, NULL, 'd' },
 		{ "no-ibv", no_argument, NULL, 'n' },
 		{ "no-thp", no_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		OPTION_JSON,
+		OPTION_HELP,
+		OPTION_END,
 	};
-	struct rdmaxfer_addr a;
+	struct common_opts co;
 	char *copy;
 	uint64_t v;
-	int c, bad;
+	int c, bad, ret;
 
 	memcpy(o->sizes, default_sizes, sizeof(default_sizes));
 	o->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
 	o->reps = RB_DEFAULT_REPS;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	common_init(&co, "regbench ", regbench_usage, 0);
+	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
 		case 's':
 			copy = strdup(optarg);
@@ -776,12 +725,6 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 			o->reps = (unsigned int)v;
 			o->reps_given = true;
 			break;
-		case 'b':
-			if (parse_addr(optarg, 0, &a))
-				return usage_error("regbench ", "'%s' is not an IPv4 or IPv6 address",
-						   optarg);
-			o->bind = optarg;
-			break;
 		case 'd':
 			if (!*optarg || strlen(optarg) >= RDMAXFER_NAME_LEN)
 				return usage_error("regbench ", "bad --device '%s'", optarg);
@@ -793,20 +736,12 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 		case 't':
 			o->no_thp = true;
 			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			regbench_usage(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("regbench ", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("regbench ", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("regbench ", "unexpected argument '%s'", argv[optind]);
+	if (ret >= 0)
+		return ret;
+	o->bind = co.bind;
+	o->json = co.json;
 	if (o->bind && o->device)
 		return usage_error("regbench ", "give at most one of --bind and --device");
 	return -1;
@@ -815,30 +750,24 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 /* Nothing of ours may stay pinned or registered; then close everything. */
 static int rb_close(struct regbench *rb, bool check)
 {
-	struct rdmaxfer_stats st = { .size = sizeof(st) };
-	struct rdmaxfer_close cl = { .size = sizeof(cl) };
-	int ret = 0;
+	struct rdmaxfer_stats st;
+	int ret = 0, err;
 
 	if (check && rb->cfd >= 0) {
-		if (ioctl(rb->cfd, RDMAXFER_IOC_STATS, &st))
-			ret = fail("STATS failed: %s", strerror(errno));
+		err = rdx_stats(rb->cfd, &st);
+		if (err)
+			ret = fail("STATS failed: %s", strerror(err));
 		else if (st.pinned_bytes || st.num_bufs || st.num_windows)
 			ret = fail("left behind: %llu bytes pinned, %u buffers, %u windows",
 				   (unsigned long long)st.pinned_bytes, st.num_bufs,
 				   st.num_windows);
 	}
-	if (rb->cconn) {
-		cl.id = rb->cconn;
-		ioctl(rb->cfd, RDMAXFER_IOC_CLOSE, &cl);
-	}
-	if (rb->sconn) {
-		cl.id = rb->sconn;
-		ioctl(rb->sfd, RDMAXFER_IOC_CLOSE, &cl);
-	}
-	if (rb->listen_id) {
-		cl.id = rb->listen_id;
-		ioctl(rb->sfd, RDMAXFER_IOC_CLOSE, &cl);
-	}
+	if (rb->cconn)
+		rdx_close(rb->cfd, rb->cconn);
+	if (rb->sconn)
+		rdx_close(rb->sfd, rb->sconn);
+	if (rb->listen_id)
+		rdx_close(rb->sfd, rb->listen_id);
 	if (rb->pd)
 		ibv_dealloc_pd(rb->pd);
 	if (rb->ibv)

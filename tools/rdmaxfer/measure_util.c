@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "measure.h"
 
 uint64_t now_ns(void)
 {

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librdmaxfer - the ioctls of /dev/rdmaxfer as plain C functions; see
+ * librdmaxfer.h for the conventions.  Every function fills in the argument
+ * struct (size first, the rest zero), issues one call and copies out what
+ * the caller asked for.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "librdmaxfer.h"
+
+int rdx_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+int rdx_open(int flags)
+{
+	return open(RDX_DEVPATH, flags);
+}
+
+int rdx_get_info(int fd, struct rdmaxfer_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	return rdx_ioctl(fd, RDMAXFER_IOC_GET_INFO, info);
+}
+
+int rdx_list_devices(int fd, uint32_t *idx, uint32_t cap, uint32_t *count)
+{
+	struct rdmaxfer_list_devices ld = {
+		.size = sizeof(ld), .count = cap, .indexes = (uintptr_t)idx,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_LIST_DEVICES, &ld);
+
+	if (!ret && count)
+		*count = ld.count;
+	return ret;
+}
+
+int rdx_query_device(int fd, uint32_t index, struct rdmaxfer_device_info *di)
+{
+	memset(di, 0, sizeof(*di));
+	di->size = sizeof(*di);
+	di->index = index;
+	return rdx_ioctl(fd, RDMAXFER_IOC_QUERY_DEVICE, di);
+}
+
+int rdx_query_port(int fd, uint32_t index, uint32_t port, struct rdmaxfer_gid *gids,
+		   uint32_t cap, struct rdmaxfer_port_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->size = sizeof(*pi);
+	pi->index = index;
+	pi->port = port;
+	pi->num_gids = cap;
+	pi->gids = (uintptr_t)gids;
+	return rdx_ioctl(fd, RDMAXFER_IOC_QUERY_PORT, pi);
+}
+
+int rdx_listen(int fd, struct rdmaxfer_addr addr, uint32_t backlog, uint32_t *id,
+	       uint16_t *port)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = addr, .backlog = backlog };
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_LISTEN, &l);
+
+	if (!ret) {
+		if (id)
+			*id = l.listen_id;
+		if (port)
+			*port = l.addr.port;
+	}
+	return ret;
+}
+
+int rdx_connect(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, uint32_t *id,
+		uint32_t *reason)
+{
+	struct rdmaxfer_connect c = { .size = sizeof(c), .addr = addr, .timeout_ns = timeout_ns };
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_CONNECT, &c);
+
+	if (reason)
+		*reason = c.reject_reason;
+	if (!ret && id)
+		*id = c.conn_id;
+	return ret;
+}
+
+int rdx_accept(int fd, uint32_t listen_id, int64_t timeout_ns, uint32_t *id,
+	       struct rdmaxfer_addr *peer)
+{
+	struct rdmaxfer_accept a = {
+		.size = sizeof(a), .listen_id = listen_id, .timeout_ns = timeout_ns,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_ACCEPT, &a);
+
+	if (!ret) {
+		if (id)
+			*id = a.conn_id;
+		if (peer)
+			*peer = a.peer;
+	}
+	return ret;
+}
+
+int rdx_close(int fd, uint32_t id)
+{
+	struct rdmaxfer_close c = { .size = sizeof(c), .id = id };
+
+	return rdx_ioctl(fd, RDMAXFER_IOC_CLOSE, &c);
+}
+
+int rdx_reg_buf(int fd, const void *addr, uint64_t len, uint32_t access, uint32_t *id)
+{
+	struct rdmaxfer_reg_buf r = {
+		.size = sizeof(r), .addr = (uintptr_t)addr, .length = len, .access = access,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_REG_BUF, &r);
+
+	if (!ret && id)
+		*id = r.buf_id;
+	return ret;
+}
+
+int rdx_dereg_buf(int fd, uint32_t id)
+{
+	struct rdmaxfer_dereg_buf d = { .size = sizeof(d), .buf_id = id };
+
+	return rdx_ioctl(fd, RDMAXFER_IOC_DEREG_BUF, &d);
+}
+
+int rdx_expose(int fd, uint32_t conn, uint32_t buf, uint64_t off, uint64_t len,
+	       uint32_t access, uint32_t *win)
+{
+	struct rdmaxfer_expose e = {
+		.size = sizeof(e), .conn_id = conn, .buf_id = buf, .offset = off,
+		.length = len, .access = access,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_EXPOSE, &e);
+
+	if (!ret && win)
+		*win = e.window_id;
+	return ret;
+}
+
+int rdx_revoke(int fd, uint32_t win)
+{
+	struct rdmaxfer_revoke r = { .size = sizeof(r), .window_id = win };
+
+	return rdx_ioctl(fd, RDMAXFER_IOC_REVOKE, &r);
+}
+
+int rdx_submit(int fd, const struct rdmaxfer_op *ops, uint32_t n, uint32_t *posted)
+{
+	struct rdmaxfer_submit s = {
+		.size = sizeof(s), .count = n, .op_size = sizeof(*ops), .ops = (uintptr_t)ops,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_SUBMIT, &s);
+
+	if (posted)
+		*posted = s.count;
+	return ret;
+}
+
+int rdx_reap(int fd, struct rdmaxfer_completion *c, uint32_t n, int64_t timeout_ns)
+{
+	struct rdmaxfer_reap r = {
+		.size = sizeof(r), .count = n, .timeout_ns = timeout_ns, .completions = (uintptr_t)c,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_REAP, &r);
+
+	return ret ? -ret : (int)r.count;
+}
+
+int rdx_recv(int fd, uint32_t conn, void *buf, uint32_t len, uint32_t *msg_len)
+{
+	struct rdmaxfer_recv r = {
+		.size = sizeof(r), .conn_id = conn, .length = len, .addr = (uintptr_t)buf,
+	};
+	int ret = rdx_ioctl(fd, RDMAXFER_IOC_RECV, &r);
+
+	if (msg_len)
+		*msg_len = r.length;
+	return ret;
+}
+
+int rdx_query_conn(int fd, uint32_t conn, struct rdmaxfer_conn_info *ci)
+{
+	memset(ci, 0, sizeof(*ci));
+	ci->size = sizeof(*ci);
+	ci->conn_id = conn;
+	return rdx_ioctl(fd, RDMAXFER_IOC_QUERY_CONN, ci);
+}
+
+int rdx_stats(int fd, struct rdmaxfer_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return rdx_ioctl(fd, RDMAXFER_IOC_STATS, st);
+}
+
+struct rdmaxfer_addr rdx_addr(const char *host, uint16_t port)
+{
+	struct rdmaxfer_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.port = port;
+	if (inet_pton(AF_INET, host, a.addr) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, host, a.addr) == 1)
+		a.family = AF_INET6;
+	return a;
+}
