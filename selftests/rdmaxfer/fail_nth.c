@@ -711,12 +711,17 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (access(DEVPATH, F_OK))
 		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
-	if (argv[1])
+	if (argv[1]) {
 		addr4 = argv[1];
-	else if (!test_env_try())
+	} else {
+		int r = test_env_try();
+
+		if (r == -2)
+			ksft_exit_fail_msg("%s\n", test_env()->why);
+		if (r)
+			ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
 		addr4 = test_env()->addr;
-	else
-		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
+	}
 	why = fi_setup();
 	if (why)
 		ksft_exit_skip("%s\n", why);

@@ -443,8 +443,16 @@ int main(int argc, char **argv)
 		ksft_print_header();
 		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
 	}
-	if (test_env_try())
+	switch (test_env_try()) {
+	case 0:
+		break;
+	case -2:
+		ksft_print_header();
+		ksft_exit_fail_msg("%s\n", test_env()->why);
+		break;
+	default:
 		ksft_print_msg("no RDMA device of the test's own (%s): the device cases see what is there\n",
 			       test_env()->why);
+	}
 	return test_harness_run(argc, argv);
 }

@@ -73,6 +73,15 @@ ktap_finish()
 	exit $KSFT_PASS
 }
 
+# Fail the whole script (one failed result) with a reason.
+ktap_fail_all()
+{
+	echo "TAP version 13"
+	echo "1..1"
+	echo "not ok 1 setup # $1"
+	exit $KSFT_FAIL
+}
+
 # Skip the whole script (plan 0) with a reason.
 ktap_skip_all()
 {
@@ -139,11 +148,14 @@ $at_exit_cmds"
 _at_exit()
 {
 	_st=$?
+	# runner.sh's timeouts send SIGTERM more than once, to the whole group:
+	# the cleanup (and the commands it starts) must not die of the next one
+	trap '' TERM INT HUP
 	_cmds=$at_exit_cmds
 	at_exit_cmds=
 	while read -r _c; do
 		[ -n "$_c" ] || continue
-		eval "$_c"
+		eval "$_c" </dev/null
 	done <<-EOF
 		$_cmds
 	EOF
@@ -157,19 +169,29 @@ _at_exit()
 # and the test fails if RDMA objects were left on it.
 rdmaxfer_env_up()
 {
-	rdmaxfer_env_try || ktap_skip_all "$rdmaxfer_env_why"
+	rdmaxfer_env_try
+	case $? in
+	0) ;;
+	1) ktap_skip_all "$rdmaxfer_env_why" ;;
+	*) ktap_fail_all "$rdmaxfer_env_why" ;;
+	esac
 }
 
-# rdmaxfer_env_try: rdmaxfer_env_up, but status 1 and the reason in
-# $rdmaxfer_env_why instead of skipping.
+# rdmaxfer_env_try: rdmaxfer_env_up, but the reason in $rdmaxfer_env_why
+# (one line) and status 1 when there is no device to be had here, 2 when
+# rxe_env.sh failed otherwise (a bug: the caller should fail).
 rdmaxfer_env_try()
 {
 	[ -z "${RDMAXFER_TEST_DEV:-}" ] && at_exit rdmaxfer_env_down
-	_env=$("$SELFTEST_DIR/rxe_env.sh" up 2>&1)
-	case $? in
+	_out=$("$SELFTEST_DIR/rxe_env.sh" up 2>&1)
+	_st=$?
+	# only its assignments are evaluated; anything else is a reason
+	_env=$(printf '%s\n' "$_out" | grep '^RDMAXFER_TEST_[A-Z0-9_]*=[^ ;&|$`]*$')
+	rdmaxfer_env_why=$(printf '%s\n' "$_out" | grep -v '^RDMAXFER_TEST_' | tr '\n' ' ')
+	case $_st in
 	0) ;;
-	4) rdmaxfer_env_why=$_env; return 1 ;;
-	*) rdmaxfer_env_why="rxe_env.sh up failed: $_env"; return 1 ;;
+	4) return 1 ;;
+	*) rdmaxfer_env_why="rxe_env.sh up exited $_st: $rdmaxfer_env_why"; return 2 ;;
 	esac
 	eval "$_env"
 	export RDMAXFER_TEST_DEV RDMAXFER_TEST_NETDEV RDMAXFER_TEST_ADDR RDMAXFER_TEST_ADDR6 \

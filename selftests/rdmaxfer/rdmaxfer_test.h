@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmaxfer_test.h - for the C selftests: the RDMA device they run on
- * (test_env_up(), see rxe_env.sh), a clock, anonymous memory and an
+ * (test_env_try(), see rxe_env.sh), a clock, anonymous memory and an
  * operation builder.  The thin wrappers of the /dev/rdmaxfer ioctls
  * (rdx_listen(), rdx_submit(), ...: each issues one ioctl and returns 0 or
  * the errno it failed with, and copies out the id it created) are
@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct test_env {
 	int own;
 	pid_t owner;		/* the process that made it, 0: the caller's */
 	char dir[4096];		/* where rxe_env.sh is, when made here */
+	char script[4200];	/* dir/rxe_env.sh */
 	char why[512];		/* why there is none */
 };
 
@@ -71,19 +73,47 @@ static inline const char *test_env_var(const char *name)
 	return v ? v : "";
 }
 
+/*
+ * Run "rxe_env.sh down" (its report on stderr): its exit status, -1 if it
+ * did not run.  Only fork, execve and waitpid: async-signal-safe.
+ */
+static inline int test_env_run_down(void)
+{
+	extern char **environ;
+	char *argv[] = { test_env()->script, "down", NULL };
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		dup2(2, 1);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 /* atexit: remove a device made by test_env_try(); RDMA objects left on it fail the program */
 static inline void test_env_down(void)
 {
-	char cmd[4200];
-
 	if (test_env()->owner != getpid())
 		return;		/* a child of the harness, or not ours */
 	test_env()->owner = 0;
-	snprintf(cmd, sizeof(cmd), "'%.4000s/rxe_env.sh' down >&2", test_env()->dir);
-	if (system(cmd)) {
+	if (test_env_run_down()) {
 		fflush(stdout);
 		_exit(1);	/* KSFT_FAIL: rxe_env.sh said what was left */
 	}
+}
+
+/* SIGTERM (the runner's timeout), SIGINT, SIGHUP: remove the device, then die */
+static inline void test_env_on_signal(int sig)
+{
+	if (test_env()->owner == getpid()) {
+		test_env()->owner = 0;
+		test_env_run_down();
+	}
+	_exit(128 + sig);
 }
 
 /*
@@ -92,8 +122,9 @@ static inline void test_env_down(void)
  * With RDMAXFER_TEST_DEV set (by a shell test that made the device, or for a
  * host's own device) it is used as it is.  Else "rxe_env.sh up" makes one,
  * its variables are exported (for programs the test starts), and it is
- * removed when this process exits.  Returns 0, or -1 with the reason in
- * test_env()->why.
+ * removed when this process exits, also on SIGTERM, SIGINT and SIGHUP.
+ * Returns 0; -1 with the reason in test_env()->why when there is no device
+ * to be had here (skip); -2 when rxe_env.sh failed otherwise (fail).
  */
 static inline int test_env_try(void)
 {
@@ -111,6 +142,7 @@ static inline int test_env_try(void)
 		}
 		dir[n] = 0;
 		*strrchr(dir, '/') = 0;
+		snprintf(e->script, sizeof(e->script), "%.4000s/rxe_env.sh", dir);
 		snprintf(line, sizeof(line), "'%.400s/rxe_env.sh' up 2>&1", dir);
 		f = popen(line, "r");
 		if (!f) {
@@ -121,7 +153,7 @@ static inline int test_env_try(void)
 		while (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, "\n")] = 0;
 			eq = strchr(line, '=');
-			if (eq && !strncmp(line, "RDMAXFER_TEST_", 14)) {
+			if (eq && !strncmp(line, "RDMAXFER_TEST_", 14) && !strchr(eq, ' ')) {
 				*eq = 0;
 				setenv(line, eq + 1, 1);
 			} else {
@@ -130,13 +162,25 @@ static inline int test_env_try(void)
 			}
 		}
 		st = pclose(f);
+		if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			return -1;	/* KSFT_SKIP: it said why */
 		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			if (!e->why[0])
-				snprintf(e->why, sizeof(e->why), "rxe_env.sh up failed");
-			return -1;
+			char msg[sizeof(e->why)];
+
+			snprintf(msg, sizeof(msg), "rxe_env.sh up failed (status %d): %.400s", st,
+				 e->why);
+			memcpy(e->why, msg, sizeof(msg));
+			return -2;
 		}
 		e->owner = getpid();
 		atexit(test_env_down);
+		signal(SIGTERM, test_env_on_signal);
+		signal(SIGINT, test_env_on_signal);
+		signal(SIGHUP, test_env_on_signal);
+	} else if (!*test_env_var("RDMAXFER_TEST_ADDR") || !*test_env_var("RDMAXFER_TEST_ADDR6")) {
+		snprintf(e->why, sizeof(e->why),
+			 "RDMAXFER_TEST_DEV is set: set RDMAXFER_TEST_ADDR and RDMAXFER_TEST_ADDR6 too");
+		return -1;
 	}
 	e->dev = test_env_var("RDMAXFER_TEST_DEV");
 	e->netdev = test_env_var("RDMAXFER_TEST_NETDEV");

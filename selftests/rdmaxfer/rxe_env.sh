@@ -114,7 +114,8 @@ up() {
 		[ $i -gt 100 ] && { remove; skip "$DEV did not become ACTIVE in 10 s"; }
 		sleep 0.1
 	done
-	res "$DEV" >"$STATE"
+	# without the baseline "down" could not check for leaks: that is a failure
+	res "$DEV" >"$STATE" || { remove; echo "cannot write $STATE" >&2; exit 1; }
 	printf 'RDMAXFER_TEST_DEV=%s\nRDMAXFER_TEST_NETDEV=%s\n' "$DEV" "$NETDEV"
 	printf 'RDMAXFER_TEST_ADDR=203.0.113.1\nRDMAXFER_TEST_ADDR6=2001:db8:113::1\n'
 	printf 'RDMAXFER_TEST_OTHER=203.0.113.2\nRDMAXFER_TEST_SILENT=203.0.113.99\n'

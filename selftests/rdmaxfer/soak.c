@@ -325,7 +325,10 @@ int main(void)
 	ksft_print_header();
 	if (access(DEVPATH, R_OK | W_OK))
 		ksft_exit_skip("no %s\n", DEVPATH);
-	if (test_env_try())
+	e = test_env_try();
+	if (e == -2)
+		ksft_exit_fail_msg("%s\n", test_env()->why);
+	if (e)
 		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
 	if (!test_env()->own)
 		ksft_exit_skip("deletes and re-adds %s: runs only on a Soft-RoCE device of its own (unset RDMAXFER_TEST_DEV)\n",

@@ -3391,11 +3391,14 @@ static void select_tests(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct rdmaxfer_info info;
-	int fd;
+	int fd, r;
 
 	select_tests(argc, argv);
-	if (test_env_try()) {
+	r = test_env_try();
+	if (r) {
 		ksft_print_header();
+		if (r == -2)
+			ksft_exit_fail_msg("%s\n", test_env()->why);
 		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
 	}
 	test_addr4 = test_env()->addr;

@@ -43,6 +43,10 @@ fi
 # lines of a pipe until the test ends; awk flushes each one, so a hung test shows how far it
 # got and pair/vanish.sh's "rig-request:" lines reach the rig at once
 tap_prefix() { awk '{ print "# " $0; fflush() }'; }
+# runner.sh's timeout has no kill-after and leaves stdin (the console) open: a test
+# stuck after SIGTERM would hold up every test after it
+# shellcheck disable=SC2086,SC2154 # $1: the command line, split on purpose; the timeout: runner.sh's
+tap_timeout() { /usr/bin/timeout -k 30 "$kselftest_timeout" $1 </dev/null; }
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 [ -w "$KMEMLEAK" ] || KMEMLEAK=
@@ -122,7 +126,9 @@ check_one() {
 	echo "# time: ${elapsed} s, post-check $(($(date +%s) - start - elapsed)) s"
 	if [ -n "$left" ]; then
 		echo "$left" | awk '{ print "# post-check: " $0 }'
-		echo "not ok $1 selftests: $2: $3 # post-check (was: ${result#* $2: $3}): pins, RDMA objects or leaks left behind"
+		# (no '#' of the test's own result may follow: "# SKIP" would count it as skipped)
+		was=$(echo "${result#* $2: $3}" | tr '#' '-')
+		echo "not ok $1 selftests: $2: $3 # post-check (was:$was): pins, RDMA objects or leaks left behind"
 	else
 		echo "$result"
 	fi
