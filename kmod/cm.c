@@ -505,6 +505,26 @@ static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /* --- ioctls ----------------------------------------------------------------- */
 
+/*
+ * LISTEN's rdma_bind_addr() or rdma_listen() said -EINVAL: did the id's
+ * device go away under it?  rdma_cm moves an id out of ADDR_BOUND for a
+ * DEVICE_REMOVAL before the event reaches rdmaxfer_cm_handler(), so the
+ * call can fail before the handler has set l_removed.  Our ib_client is
+ * removed before rdma_cm's, so by then the device has left our registry.
+ * The id is still LISTEN's (l_ready is not set): its device may be read.
+ */
+static bool rdmaxfer_listen_lost_device(struct rdma_cm_id *id)
+{
+	struct rdmaxfer_device *rd;
+
+	if (!id->device)
+		return false;
+	rd = rdmaxfer_device_get(id->device->index);
+	if (rd)
+		rdmaxfer_device_put(rd);
+	return !rd;
+}
+
 /**
  * rdmaxfer_ioctl_listen - RDMAXFER_IOC_LISTEN
  * @rf: the file
@@ -561,12 +581,14 @@ int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
 		if (ret == -EADDRNOTAVAIL)
 			ret = -EADDRINUSE;
 	}
+	if (ret == -EINVAL && rdmaxfer_listen_lost_device(id))
+		ret = -ENODEV;
 	if (!ret)
 		rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
 	/* from here on, a DEVICE_REMOVAL may destroy the id */
 	spin_lock(&l->l_lock);
 	if (l->l_removed)
-		ret = -ENODEV;	/* rdma_listen() saw the id's new state: -EINVAL */
+		ret = -ENODEV;	/* the handler was first; else see above */
 	else if (!ret)
 		l->l_ready = true;
 	spin_unlock(&l->l_lock);
