@@ -336,7 +336,8 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 		.flags = cmd->flags,
 		.abi_version = RDMAXFER_ABI_VERSION,
 		.num_devices = rdmaxfer_device_count(),
-		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER,
+		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER |
+			    RDMAXFER_FEATURE_RECV_SLOTS,
 		.version = RDMAXFER_VERSION,
 		.max_cmd_size = PAGE_SIZE,
 		.name_len = RDMAXFER_NAME_LEN,
@@ -346,6 +347,8 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 		.max_batch = RDMAXFER_MAX_BATCH,
 		.max_pending = RDMAXFER_MAX_PENDING,
 		.max_objects = RDMAXFER_MAX_OBJECTS,
+		.max_recv_slots = RDMAXFER_MAX_SLOTS,
+		.min_recv_size = RDMAXFER_MIN_SLOT,
 	};
 
 	*cmd = out;

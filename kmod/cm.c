@@ -90,8 +90,10 @@ static void rdmaxfer_from_sockaddr(const struct sockaddr *sa, struct rdmaxfer_ad
 
 /* --- handshake ------------------------------------------------------------ */
 
-static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_hello *h)
+static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_hello_ext *x)
 {
+	struct rdmaxfer_cm_hello *h = &x->h;
+
 	h->magic = cpu_to_be32(RDMAXFER_MAGIC);
 	h->version = cpu_to_be16(RDMAXFER_PROTO_VERSION);
 	h->credits = cpu_to_be16(RDMAXFER_RECV_DEPTH);
@@ -99,14 +101,17 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	h->seg_size = cpu_to_be32(rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE);
 	h->max_msg = cpu_to_be32(conn->c_max_msg);
 	h->reserved = 0;
+	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS);
+	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
 /* Check the peer's hello and take its parameters; *reason says why not. */
 static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 				u32 *reason)
 {
+	const struct rdmaxfer_cm_hello_ext *x = data;
 	const struct rdmaxfer_cm_hello *h = data;
-	u32 credits, ctrl, seg, max_msg;
+	u32 credits, ctrl, seg, max_msg, features = 0, rq = 0, i;
 
 	if (!h || len < sizeof(*h) || be32_to_cpu(h->magic) != RDMAXFER_MAGIC) {
 		*reason = RDMAXFER_REJECT_NOT_RDMAXFER;
@@ -125,8 +130,24 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 		*reason = RDMAXFER_REJECT_PARAMS;
 		return -EPROTO;
 	}
+	/* an older peer sends less; what it leaves out reads as zero */
+	if (len >= sizeof(*x)) {
+		features = be32_to_cpu(x->features) & RDMAXFER_HELLO_SLOTS;
+		rq = be32_to_cpu(x->rq_entries);
+	}
+	if (!rq)
+		rq = credits;
+	if (rq < credits || rq > RDMAXFER_RQ_RING) {
+		*reason = RDMAXFER_REJECT_PARAMS;
+		return -EPROTO;
+	}
+	conn->c_peer_features = features;
 	conn->c_credits = credits;
-	conn->c_peer_recvs = credits;
+	conn->c_peer_recvs = rq;
+	conn->c_tx_seq = 0;
+	conn->c_tx_end = credits;
+	for (i = 0; i < credits; i++)
+		conn->c_tx_caps[i] = ctrl;
 	conn->c_peer_ctrl_size = ctrl;
 	conn->c_peer_seg_size = seg;
 	conn->c_peer_max_msg = max_msg;
@@ -163,7 +184,7 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 }
 
 static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_param *param,
-				 struct rdmaxfer_cm_hello *hello)
+				 struct rdmaxfer_cm_hello_ext *hello)
 {
 	struct ib_device_attr *a = &conn->c_dev->rd_ib->attrs;
 
@@ -188,7 +209,7 @@ static void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *i
 /* Client: the route is known; create the QP and send the connect request. */
 static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 {
-	struct rdmaxfer_cm_hello hello;
+	struct rdmaxfer_cm_hello_ext hello;
 	struct rdma_conn_param param;
 	int ret;
 
@@ -373,7 +394,7 @@ static void rdmaxfer_reject(struct rdma_cm_id *id, u32 reason)
 static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_cm_id *id,
 				       struct rdma_cm_event *ev)
 {
-	struct rdmaxfer_cm_hello hello;
+	struct rdmaxfer_cm_hello_ext hello;
 	struct rdma_conn_param param;
 	struct rdmaxfer_conn *conn;
 	u32 reason = RDMAXFER_REJECT_RESOURCES;
@@ -900,6 +921,11 @@ int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg)
 		out.max_window_size = (u64)RDMAXFER_MAX_WIN_SEGS *
 				      rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE -
 				      PAGE_SIZE;
+	out.max_msg_size = conn->c_max_msg;
+	if (conn->c_peer_features & RDMAXFER_HELLO_SLOTS)
+		out.conn_flags |= RDMAXFER_CONN_F_RECV_SLOTS;
+	if (READ_ONCE(conn->c_peer_slots))
+		out.conn_flags |= RDMAXFER_CONN_F_PEER_SLOTS;
 	mutex_unlock(&conn->c_teardown_lock);
 	rdmaxfer_obj_put(&conn->c_obj);
 	*cmd = out;

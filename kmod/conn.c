@@ -435,6 +435,14 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	conn = kzalloc_obj(*conn, GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return NULL;
+	conn->c_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	conn->c_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!conn->c_tx_caps || !conn->c_rx_caps) {
+		kfree(conn->c_tx_caps);
+		kfree(conn->c_rx_caps);
+		kfree(conn);
+		return NULL;
+	}
 	rdmaxfer_obj_init(&conn->c_obj, rf, RDMAXFER_OBJ_CONN);
 	INIT_LIST_HEAD(&conn->c_entry);
 	INIT_LIST_HEAD(&conn->c_dev_entry);
@@ -445,6 +453,11 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_sq_pieces);
 	conn->c_err_cqe.done = rdmaxfer_err_done;
 	INIT_LIST_HEAD(&conn->c_windows);
+	INIT_LIST_HEAD(&conn->c_held_recvs);
+	INIT_LIST_HEAD(&conn->c_held_slots);
+	conn->c_skip_cqe.done = rdmaxfer_skip_done;
+	INIT_LIST_HEAD(&conn->c_lmrs);
+	mutex_init(&conn->c_lmr_lock);
 	xa_init(&conn->c_peer_wins);
 	mutex_init(&conn->c_peer_win_lock);
 	init_waitqueue_head(&conn->c_wait);
@@ -475,7 +488,7 @@ static void rdmaxfer_conn_free_resources(struct rdmaxfer_conn *conn)
 		conn->c_scq = NULL;
 	}
 	if (conn->c_rcq) {
-		ib_cq_pool_put(conn->c_rcq, RDMAXFER_RECV_DEPTH + 1);
+		ib_cq_pool_put(conn->c_rcq, RDMAXFER_RQ_SIZE);
 		conn->c_rcq = NULL;
 	}
 	if (conn->c_pd_held) {
@@ -562,7 +575,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return ret;
 	}
 	conn->c_rcq = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) :
-		      ib_cq_pool_get(ib, RDMAXFER_RECV_DEPTH + 1, -1, IB_POLL_WORKQUEUE);
+		      ib_cq_pool_get(ib, RDMAXFER_RQ_SIZE, -1, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->c_rcq)) {
 		ret = PTR_ERR(conn->c_rcq);
 		conn->c_rcq = NULL;
@@ -577,9 +590,9 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->c_port;
 	attr.cap.max_send_wr = min_t(u32, RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE, ib->attrs.max_qp_wr);
-	attr.cap.max_recv_wr = RDMAXFER_RECV_DEPTH + 1;
+	attr.cap.max_recv_wr = RDMAXFER_RQ_SIZE;
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
-	attr.cap.max_recv_sge = 1;
+	attr.cap.max_recv_sge = min_t(u32, ib->attrs.max_recv_sge, RDMAXFER_MAX_MSG_SGES);
 	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS;
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_create_qp(id, conn->c_pd, &attr);
 	if (ret)
@@ -589,6 +602,8 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	/* rdma_rw added its WRs to max_send_wr; keep the drain's and the probe's */
 	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
+	conn->c_max_sge = min3(attr.cap.max_send_sge, attr.cap.max_recv_sge,
+			       (u32)RDMAXFER_MAX_MSG_SGES);
 
 	return rdmaxfer_ctrl_setup(conn);
 }
@@ -651,6 +666,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	if (conn->c_qp)
 		ib_drain_qp(conn->c_qp);
 	rdmaxfer_sq_sweep(conn);
+	rdmaxfer_held_slots_flush(conn);
 	return was_up;
 }
 
@@ -665,6 +681,7 @@ static bool rdmaxfer_conn_destroy(struct rdmaxfer_conn *conn)
 
 	lockdep_assert_held(&conn->c_teardown_lock);
 	rdmaxfer_window_release_all(conn);
+	rdmaxfer_lmr_release_all(conn);
 	rdmaxfer_peer_win_free_all(conn);
 	/*
 	 * The id goes before the QP (as nvmet-rdma does): rdma_destroy_id()
@@ -738,5 +755,7 @@ void rdmaxfer_conn_release(struct rdmaxfer_conn *conn)
 	WARN_ON_ONCE(conn->c_qp || conn->c_id || conn->c_dev);
 	rdmaxfer_msgs_free(conn);	/* kept after teardown: RECV may still take them */
 	xa_destroy(&conn->c_peer_wins);
+	kfree(conn->c_tx_caps);
+	kfree(conn->c_rx_caps);
 	kfree(conn);
 }

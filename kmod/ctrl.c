@@ -13,6 +13,25 @@
  * them when half the receive depth is owed and nothing else is going out.
  * See proto.h for the credit rules.
  *
+ * Receive slots.  With a peer that speaks them, our user may post slots in
+ * its own buffers (RDMAXFER_OP_RECV, rdmaxfer_slot_post()); they join the
+ * control buffers on the receive queue.  Every entry we post gets the next
+ * number (c_rx_seq) and its kind and capacity are remembered (c_rx_caps)
+ * until they are announced, in order: hdr.credits of any message announces
+ * the leading control buffers, a CREDIT message runs of anything after.
+ * The peer mirrors what it was announced (c_tx_caps) and puts each message
+ * in an entry it fits, posting skips (empty SENDs) for the entries it must
+ * pass over (rdmaxfer_tx_place(), under c_lock with the post, so messages
+ * take the entries in the order the mirror says).  A message that comes in
+ * a control buffer is handled as before; in a slot: a SEND with immediate
+ * is the user's message and completes the slot; a control message is
+ * copied out of the slot and handled, and the slot goes back on the queue,
+ * as it does after a skip.  A control buffer taken by a skip is reposted
+ * only while fewer than RDMAXFER_MIN_CTRL_RECVS are posted, so that once
+ * the user posts slots the peer's SENDs rarely pass over one.  A message
+ * that holds its credit keeps its entry off the queue (c_held_recvs,
+ * c_held_slots) until the user takes what it brought (rdmaxfer_conn_grant()).
+ *
  * Every received message is validated in rdmaxfer_handle_msg() (type,
  * length, credits, every field; overflow-checked); a bad one drops the
  * connection (-EPROTO), nothing else.  The receive CQ polls from a work
@@ -33,6 +52,8 @@
 
 #include "rdmaxfer.h"
 #include "trace.h"
+
+static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 
 /* --- sending ----------------------------------------------------------------- */
 
@@ -114,31 +135,121 @@ void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	rdmaxfer_ctrl_put(conn, ct);
 }
 
+static bool rdmaxfer_tx_fits(u32 cap, u32 len, bool data)
+{
+	return (cap & RDMAXFER_RUN_CAP_MASK) >= len && (!data || (cap & RDMAXFER_RUN_SLOT));
+}
+
 /**
- * rdmaxfer_ctrl_send - send a control message
- * @conn: the connection
- * @ct: a buffer from rdmaxfer_ctrl_get(), payload already written after
- *	the header
- * @type: enum rdmaxfer_msg_type
- * @length: payload bytes
+ * rdmaxfer_skip_done - completion of a skip (an empty SEND)
+ * @cq: the send CQ
+ * @wc: its work completion
  *
- * Returns the credits we owe in the header.  On failure the buffer, WR and
- * credit are given back.
- *
- * Context: process context (ioctl, receive completion handler) or the
- * send CQ's handler (softirq, posting a CREDIT); hard interrupts enabled,
- * no spinlock held: in process context pending softirqs (rxe's tasks, the
- * send CQ's polling) may run at the unlock.
- * Return: 0, -ENOTCONN, or the error of ib_post_send().
+ * Context: send CQ completion handler (softirq).
  */
-int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
-		       enum rdmaxfer_msg_type type, u32 length)
+void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_skip_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	rdmaxfer_wr_release(conn, 1, 0);
+}
+
+/**
+ * rdmaxfer_tx_place - bring the peer's receive entries to one a message fits
+ * @conn: the connection
+ * @len: the message's length
+ * @data: a user's SEND, which only a slot takes
+ *
+ * The caller has claimed a credit for the message itself.  Every entry
+ * before the first one that fits is used up by a skip, which takes another
+ * credit (the last unclaimed one stays for CREDIT messages) and a send WR.
+ * On success the message must be posted before c_lock is dropped.  On
+ * -EAGAIN some skips may have been posted.
+ *
+ * Context: c_lock held.
+ * Return: 0, -EAGAIN (no announced entry fits yet, or no room to skip), or
+ * the error of ib_post_send().
+ */
+int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = &conn->c_skip_cqe,
+		.opcode = IB_WR_SEND,		/* no SGE: an empty message */
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	u32 seq;
+	int ret;
+
+	lockdep_assert_held(&conn->c_lock);
+	for (seq = conn->c_tx_seq; seq != conn->c_tx_end; seq++)
+		if (rdmaxfer_tx_fits(conn->c_tx_caps[seq % RDMAXFER_RQ_RING], len, data))
+			break;
+	if (seq == conn->c_tx_end)
+		return -EAGAIN;
+	/*
+	 * Skip as many as the credits allow, also when not all: the entries
+	 * skipped come back (control buffers while the peer has few posted,
+	 * slots always), so the peer announces more and the rest can follow.
+	 */
+	while (conn->c_tx_seq != seq && conn->c_credits >= 2 && conn->c_wr_free) {
+		ret = ib_post_send(conn->c_qp, &wr, NULL);
+		if (ret)
+			return ret;
+		conn->c_credits--;
+		conn->c_wr_free--;
+		conn->c_tx_seq++;
+	}
+	return conn->c_tx_seq == seq ? 0 : -EAGAIN;
+}
+
+/*
+ * Announce what we owe in @hdr and, for a CREDIT message, in runs after it;
+ * returns the payload length.  c_lock held.
+ */
+static u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
+			     bool runs)
+{
+	struct rdmaxfer_msg_run *run = (void *)(hdr + 1);
+	u32 n = 0, k = 0, cap;
+
+	lockdep_assert_held(&conn->c_lock);
+	while (conn->c_rx_ann + k != conn->c_rx_seq && k < U16_MAX &&
+	       !(conn->c_rx_caps[(conn->c_rx_ann + k) % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
+		k++;
+	hdr->credits = cpu_to_be16(k);
+	conn->c_rx_ann += k;
+	while (runs && conn->c_rx_ann != conn->c_rx_seq && n < RDMAXFER_MAX_RUNS) {
+		u32 count = 0;
+
+		cap = conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING];
+		while (conn->c_rx_ann != conn->c_rx_seq &&
+		       conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING] == cap) {
+			conn->c_rx_ann++;
+			count++;
+		}
+		run[n].count = cpu_to_be32(count);
+		run[n].cap = cpu_to_be32(cap);
+		n++;
+	}
+	if (conn->c_rx_ann == conn->c_rx_seq)
+		conn->c_rx_user_slots = 0;
+	return n * sizeof(*run);
+}
+
+/*
+ * Post a control message: it takes the peer's next entry it fits (see
+ * rdmaxfer_tx_place()).  Returns -EAGAIN if none does yet, with everything
+ * still held.  A CREDIT message gets its runs here (@length is then 0).
+ */
+static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+				enum rdmaxfer_msg_type type, u32 length)
 {
 	struct rdmaxfer_msg_hdr *hdr = ct->ct_buf;
 	struct ib_device *ib = conn->c_dev->rd_ib;
 	struct ib_sge sge = {
 		.addr = ct->ct_dma,
-		.length = sizeof(*hdr) + length,
 		.lkey = conn->c_pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
@@ -148,11 +259,10 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	u32 grant;
+	u32 ann, rx_ann, user_slots;
 	int ret;
 
 	hdr->type = cpu_to_be16(type);
-	hdr->length = cpu_to_be32(length);
 	/*
 	 * With bottom halves off (as c_lock always is): a software device
 	 * (rxe) schedules its send processing as a tasklet, which then runs
@@ -160,66 +270,153 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	 * context switch.
 	 */
 	spin_lock_bh(&conn->c_lock);
-	grant = conn->c_grant;
-	hdr->credits = cpu_to_be16(grant);
-	ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
-	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
-		ret = -ENOTCONN;
-	else
-		ret = ib_post_send(conn->c_qp, &wr, NULL);
-	if (!ret)
-		conn->c_grant -= grant;
-	else
-		conn->c_credits++;
-	spin_unlock_bh(&conn->c_lock);
-	if (ret) {
-		ct->ct_req = NULL;
-		rdmaxfer_ctrl_put(conn, ct);
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+		spin_unlock_bh(&conn->c_lock);
+		return -ENOTCONN;
 	}
+	rx_ann = conn->c_rx_ann;
+	user_slots = conn->c_rx_user_slots;
+	ann = rdmaxfer_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
+	if (type == RDMAXFER_MSG_CREDIT)
+		length = ann;
+	hdr->length = cpu_to_be32(length);
+	sge.length = sizeof(*hdr) + length;
+	ret = rdmaxfer_tx_place(conn, sge.length, false);
+	if (!ret) {
+		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
+		ret = ib_post_send(conn->c_qp, &wr, NULL);
+	}
+	if (!ret) {
+		conn->c_tx_seq++;
+	} else {
+		/* not announced after all */
+		conn->c_rx_ann = rx_ann;
+		conn->c_rx_user_slots = user_slots;
+	}
+	spin_unlock_bh(&conn->c_lock);
 	return ret;
 }
 
-/* Return owed credits in an empty CREDIT message if enough have piled up. */
-static void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
+/* Give back what rdmaxfer_ctrl_get() took, for a message not posted. */
+static void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
+{
+	ct->ct_req = NULL;
+	rdmaxfer_ctrl_put_unused(conn, ct);
+}
+
+/**
+ * rdmaxfer_ctrl_send - send a control message
+ * @conn: the connection
+ * @ct: a buffer from rdmaxfer_ctrl_get(), payload already written after
+ *	the header
+ * @type: enum rdmaxfer_msg_type (not CREDIT)
+ * @length: payload bytes
+ *
+ * Announces the receive entries we owe in the header.  Waits while the
+ * peer has announced no entry the message fits (only when the peer posts
+ * slots and the message is longer than RDMAXFER_MIN_SLOT).  On failure the
+ * buffer, WR and credit are given back.
+ *
+ * Context: process context (ioctl, receive completion handler).
+ * Return: 0, -ENOTCONN, -EINTR, or the error of ib_post_send().
+ */
+int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+		       enum rdmaxfer_msg_type type, u32 length)
+{
+	int ret;
+
+	might_sleep();
+	if (wait_event_interruptible(conn->c_wait,
+				     (ret = __rdmaxfer_ctrl_post(conn, ct, type, length)) != -EAGAIN))
+		ret = -EINTR;
+	if (ret)
+		rdmaxfer_ctrl_unclaim(conn, ct);
+	return ret;
+}
+
+/* Owe the peer enough to tell it now?  See "Receive slots" above. */
+static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
+{
+	u32 owed = READ_ONCE(conn->c_rx_seq) - READ_ONCE(conn->c_rx_ann);
+	u32 posted = READ_ONCE(conn->c_rx_ctrl_posted) + READ_ONCE(conn->c_rx_slots);
+	u32 user = READ_ONCE(conn->c_rx_user_slots);
+
+	/*
+	 * Half of what is posted: a peer left with a single entry is always
+	 * answered, and a CREDIT that takes one of its entries does not call
+	 * for another at once.  Slots the user posts are told sooner: the
+	 * peer may be waiting for one to send a message at all.
+	 */
+	return owed >= max(2U, posted / 2) ||
+	       (user && user >= READ_ONCE(conn->c_rx_slots) / 2);
+}
+
+/**
+ * rdmaxfer_maybe_send_credits - announce owed receive entries if due
+ * @conn: the connection
+ *
+ * In an empty CREDIT message (with runs for slots), when enough are owed
+ * and a send buffer, a WR and a credit (the last one will do) are free.
+ *
+ * Context: any context that may take a spinlock; does not sleep.
+ */
+void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_ctrl *ct;
 
-	if (READ_ONCE(conn->c_grant) < RDMAXFER_RECV_DEPTH / 2)
+	if (!rdmaxfer_credits_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_credits && conn->c_wr_free &&
-	    conn->c_grant >= RDMAXFER_RECV_DEPTH / 2 && !list_empty(&conn->c_free_sends)) {
+	    rdmaxfer_credits_due(conn) && !list_empty(&conn->c_free_sends)) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
 		conn->c_wr_free--;
 	}
 	spin_unlock_bh(&conn->c_lock);
-	if (ct)
-		rdmaxfer_ctrl_send(conn, ct, RDMAXFER_MSG_CREDIT, 0);
+	/* a CREDIT message fits any entry: it never waits */
+	if (ct && __rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_CREDIT, 0))
+		rdmaxfer_ctrl_unclaim(conn, ct);
 }
 
 /**
- * rdmaxfer_conn_grant - owe the peer one more credit
+ * rdmaxfer_conn_grant - give the peer back what a held message took
  * @conn: the connection
  *
- * Called when a receive buffer is reposted, or when the user takes a
- * message whose credit was held back (RECV).
+ * Called when the user takes what a message that held its credit brought
+ * (RECV of its data, REAP of its event): its receive entry goes back on
+ * the queue, to be announced.  A held slot goes first: it is the user's.
  *
  * Context: process context.
  */
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
 {
+	struct rdmaxfer_ctrl *ct = NULL;
+	struct rdmaxfer_req *req;
+
 	might_sleep();
 	spin_lock_bh(&conn->c_lock);
-	conn->c_grant++;
+	req = list_first_entry_or_null(&conn->c_held_slots, struct rdmaxfer_req, r_held_entry);
+	if (req) {
+		list_del_init(&req->r_held_entry);
+	} else {
+		ct = list_first_entry_or_null(&conn->c_held_recvs, struct rdmaxfer_ctrl, ct_entry);
+		if (ct)
+			list_del_init(&ct->ct_entry);
+	}
 	spin_unlock_bh(&conn->c_lock);
+	if (req && rdmaxfer_slot_post(conn, req, false))
+		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
+	if (ct)
+		rdmaxfer_ctrl_post_recv(conn, ct);
 	rdmaxfer_maybe_send_credits(conn);
 }
 
 /* --- receiving -------------------------------------------------------------- */
 
+/* Post a control buffer on the receive queue; it gets the next number. */
 static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
 {
 	struct ib_sge sge = {
@@ -239,8 +436,73 @@ static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_DOWN)
 		ret = ib_post_recv(conn->c_qp, &wr, NULL);
+	if (!ret) {
+		conn->c_rx_caps[conn->c_rx_seq++ % RDMAXFER_RQ_RING] = RDMAXFER_CTRL_SIZE;
+		conn->c_rx_ctrl_posted++;
+	}
 	spin_unlock_bh(&conn->c_lock);
 	return ret;
+}
+
+static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * rdmaxfer_slot_post - put a slot on the receive queue
+ * @conn: the connection
+ * @req: a RECV request, its SGEs set
+ * @user: the user posts it (else it goes back after a control message or
+ *	a skip took it): it counts for telling the peer soon
+ *
+ * Context: any context that may take a spinlock.
+ * Return: 0, -ENOTCONN, -ENOSPC (RDMAXFER_MAX_SLOTS posted), or the error
+ * of ib_post_recv().
+ */
+int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe = &req->r_atomic_cqe,
+		.sg_list = req->r_sge,
+		.num_sge = req->r_nsge,
+	};
+	u32 len = req->r_event.ev.bytes;
+	int ret = -ENOTCONN;
+
+	req->r_atomic_cqe.done = rdmaxfer_slot_done;
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
+		ret = conn->c_rx_slots < RDMAXFER_MAX_SLOTS ? ib_post_recv(conn->c_qp, &wr, NULL) :
+		      -ENOSPC;
+	if (!ret) {
+		conn->c_rx_caps[conn->c_rx_seq++ % RDMAXFER_RQ_RING] = len | RDMAXFER_RUN_SLOT;
+		conn->c_rx_slots++;
+		conn->c_slot_mode = true;
+		if (user)
+			conn->c_rx_user_slots++;
+	}
+	spin_unlock_bh(&conn->c_lock);
+	return ret;
+}
+
+/**
+ * rdmaxfer_held_slots_flush - complete the slots a held message keeps
+ * @conn: the connection, drained: nothing will give them back any more
+ *
+ * Context: process context, teardown.
+ */
+void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_req *req, *tmp;
+	LIST_HEAD(held);
+
+	lockdep_assert_held(&conn->c_teardown_lock);
+	spin_lock_bh(&conn->c_lock);
+	list_splice_init(&conn->c_held_slots, &held);
+	INIT_LIST_HEAD(&conn->c_held_recvs);
+	spin_unlock_bh(&conn->c_lock);
+	list_for_each_entry_safe(req, tmp, &held, r_held_entry) {
+		list_del_init(&req->r_held_entry);
+		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
+	}
 }
 
 /* Find our window @id exposed on this connection and check a range in it. */
@@ -272,27 +534,55 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 #define RDMAXFER_HOLD_CREDIT	1
 
 /*
- * The peer's message returned @credits of ours.  More than we ever gave it
- * is a protocol error.
+ * The peer announced @n more receive entries of capacity @cap (with
+ * RDMAXFER_RUN_SLOT for slots).  More than it may have is a protocol error.
  */
-static int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 credits)
+static int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 {
-	u32 now = 0;
+	u32 now = 0, i;
 	int ret = 0;
 
+	if (!n)
+		return 0;
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_credits + credits > conn->c_peer_recvs) {
+	if (conn->c_tx_end - conn->c_tx_seq + (u64)n > conn->c_peer_recvs) {
 		ret = -EPROTO;
 	} else {
-		conn->c_credits += credits;
+		for (i = 0; i < n; i++)
+			conn->c_tx_caps[conn->c_tx_end++ % RDMAXFER_RQ_RING] = cap;
+		conn->c_credits += n;
+		if (cap & RDMAXFER_RUN_SLOT)
+			conn->c_peer_slots = true;
 		now = conn->c_credits;
 	}
 	spin_unlock_bh(&conn->c_lock);
-	if (!ret && credits) {
-		trace_rdmaxfer_credits(conn, credits, now);
+	if (!ret) {
+		trace_rdmaxfer_credits(conn, n, now);
 		wake_up_all(&conn->c_wait);
 	}
 	return ret;
+}
+
+/* CREDIT: runs of receive entries (a peer that speaks slots), or nothing. */
+static int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen)
+{
+	const struct rdmaxfer_msg_run *run = p;
+	u32 i, count, cap;
+	int ret;
+
+	if (plen % sizeof(*run) || plen / sizeof(*run) > RDMAXFER_MAX_RUNS ||
+	    (plen && !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS)))
+		return -EPROTO;
+	for (i = 0; i < plen / sizeof(*run); i++) {
+		count = be32_to_cpu(run[i].count);
+		cap = be32_to_cpu(run[i].cap);
+		if (!count || (cap & RDMAXFER_RUN_CAP_MASK) < RDMAXFER_MIN_SLOT)
+			return -EPROTO;
+		ret = rdmaxfer_credits_returned(conn, count, cap);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* ADVERT: the peer exposed a window to us. */
@@ -406,13 +696,14 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	plen = be32_to_cpu(hdr->length);
 	if (plen != len - sizeof(*hdr))
 		return -EPROTO;
-	ret = rdmaxfer_credits_returned(conn, be16_to_cpu(hdr->credits));
+	ret = rdmaxfer_credits_returned(conn, be16_to_cpu(hdr->credits),
+					conn->c_peer_ctrl_size);
 	if (ret)
 		return ret;
 
 	switch (be16_to_cpu(hdr->type)) {
 	case RDMAXFER_MSG_CREDIT:
-		return plen ? -EPROTO : 0;
+		return rdmaxfer_handle_credit(conn, p, plen);
 	case RDMAXFER_MSG_ADVERT:
 		return rdmaxfer_handle_advert(conn, p, plen);
 	case RDMAXFER_MSG_REVOKE:
@@ -426,41 +717,150 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	}
 }
 
+/* A message broke the protocol, or could not be handled: drop the connection. */
+static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
+{
+	if (ret == -EPROTO)
+		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_PROTOCOL_ERRORS, 1);
+	pr_warn_ratelimited("conn %u: dropping the connection: %s peer message (%d)\n",
+			    conn->c_obj.id, ret == -EPROTO ? "malformed" : "unhandled", ret);
+	rdmaxfer_conn_fail(conn, ret);
+}
+
+/* A receive failed: flushed (the connection is going down), or the QP broke. */
+static void rdmaxfer_recv_failed(struct rdmaxfer_conn *conn, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_debug("conn %u: receive failed: %s\n", conn->c_obj.id,
+			 ib_wc_status_msg(wc->status));
+		rdmaxfer_conn_fail(conn, -EIO);
+	}
+}
+
+/* Handle a control message with the file's memory cgroup charged. */
+static int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len)
+{
+	struct mem_cgroup *old;
+	int ret;
+
+	old = set_active_memcg(conn->c_obj.file->rf_memcg);	/* see chardev.c */
+	ret = rdmaxfer_handle_msg(conn, buf, len);
+	set_active_memcg(old);
+	return ret;
+}
+
 static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
-	struct mem_cgroup *old;
+	bool repost = true;
 	int ret;
 
+	spin_lock_bh(&conn->c_lock);
+	conn->c_rx_ctrl_posted--;
+	spin_unlock_bh(&conn->c_lock);
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			pr_debug("conn %u: receive failed: %s\n", conn->c_obj.id,
-				 ib_wc_status_msg(wc->status));
-			rdmaxfer_conn_fail(conn, -EIO);
-		}
+		rdmaxfer_recv_failed(conn, wc);
 		return;
 	}
-	ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
-				   DMA_FROM_DEVICE);
-	old = set_active_memcg(conn->c_obj.file->rf_memcg);	/* see chardev.c */
-	ret = rdmaxfer_handle_msg(conn, ct->ct_buf, wc->byte_len);
-	set_active_memcg(old);
+	if (wc->wc_flags & IB_WC_WITH_IMM) {
+		/* a user's message belongs in a slot */
+		rdmaxfer_msg_failed(conn, -EPROTO);
+		return;
+	}
+	if (!wc->byte_len) {
+		/* a skip: only toward slots; keep a few buffers posted */
+		if (!READ_ONCE(conn->c_slot_mode)) {
+			rdmaxfer_msg_failed(conn, -EPROTO);
+			return;
+		}
+		spin_lock_bh(&conn->c_lock);
+		repost = conn->c_rx_ctrl_posted < RDMAXFER_MIN_CTRL_RECVS;
+		if (!repost)
+			list_add_tail(&ct->ct_entry, &conn->c_held_recvs);
+		spin_unlock_bh(&conn->c_lock);
+		ret = 0;
+	} else {
+		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
+					   DMA_FROM_DEVICE);
+		ret = rdmaxfer_handle_msg_charged(conn, ct->ct_buf, wc->byte_len);
+	}
 	if (ret == RDMAXFER_HOLD_CREDIT) {
-		rdmaxfer_ctrl_post_recv(conn, ct);
+		spin_lock_bh(&conn->c_lock);
+		list_add_tail(&ct->ct_entry, &conn->c_held_recvs);
+		spin_unlock_bh(&conn->c_lock);
 		return;
 	}
 	if (ret) {
-		if (ret == -EPROTO)
-			rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_PROTOCOL_ERRORS, 1);
-		pr_warn_ratelimited("conn %u: dropping the connection: %s peer message (%d)\n",
-				    conn->c_obj.id, ret == -EPROTO ? "malformed" : "unhandled",
-				    ret);
-		rdmaxfer_conn_fail(conn, ret);
+		rdmaxfer_msg_failed(conn, ret);
 		return;
 	}
-	if (!rdmaxfer_ctrl_post_recv(conn, ct))
-		rdmaxfer_conn_grant(conn);
+	if (repost && !rdmaxfer_ctrl_post_recv(conn, ct))
+		rdmaxfer_maybe_send_credits(conn);
+}
+
+/*
+ * A control message arrived in a slot: copy it out of the user's pages
+ * (which the user may be changing) before anything of it is read.
+ */
+static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, u32 len)
+{
+	void *msg;
+	int ret;
+
+	if (len > RDMAXFER_CTRL_SIZE)
+		return -EPROTO;
+	msg = kmalloc(len, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset, msg, len);
+	ret = rdmaxfer_handle_msg_charged(conn, msg, len);
+	kfree(msg);
+	return ret;
+}
+
+/*
+ * Completion of a slot: the user's message (a SEND with immediate)
+ * completes it; a control message or a skip puts it back on the queue.
+ */
+static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret = 0;
+
+	spin_lock_bh(&conn->c_lock);
+	conn->c_rx_slots--;
+	spin_unlock_bh(&conn->c_lock);
+	if (wc->status != IB_WC_SUCCESS) {
+		rdmaxfer_recv_failed(conn, wc);
+		rdmaxfer_req_wc(req, wc->status);
+		return;
+	}
+	if (wc->wc_flags & IB_WC_WITH_IMM) {
+		req->r_event.ev.bytes = wc->byte_len;
+		req->r_event.ev.imm_data = be32_to_cpu(wc->ex.imm_data);
+		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_MSGS, 1);
+		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_BYTES, wc->byte_len);
+		rdmaxfer_req_wc(req, IB_WC_SUCCESS);
+		rdmaxfer_maybe_send_credits(conn);
+		return;
+	}
+	if (wc->byte_len)
+		ret = rdmaxfer_slot_msg(conn, req, wc->byte_len);
+	if (ret == RDMAXFER_HOLD_CREDIT) {
+		spin_lock_bh(&conn->c_lock);
+		list_add_tail(&req->r_held_entry, &conn->c_held_slots);
+		spin_unlock_bh(&conn->c_lock);
+		return;
+	}
+	if (ret)
+		rdmaxfer_msg_failed(conn, ret);
+	if (ret || rdmaxfer_slot_post(conn, req, false)) {
+		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
+		return;
+	}
+	rdmaxfer_maybe_send_credits(conn);
 }
 
 static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -541,6 +941,7 @@ int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn)
 		if (ret)
 			return ret;
 	}
+	conn->c_rx_ann = conn->c_rx_seq;	/* the hello announces them */
 	return 0;
 }
 

@@ -29,6 +29,17 @@
  *
  * The peer's windows (struct rdmaxfer_peer_win) live in the connection's
  * c_peer_wins xarray, built from ADVERT messages after checking every field.
+ *
+ * Local registrations.  A zero-copy SEND and a receive slot need the
+ * buffer's pages under a local key of the connection's PD, in as few SGEs
+ * as a work request takes: the first one on a connection registers the
+ * whole buffer there, as a window that is never advertised (access
+ * RDMAXFER_WIN_LOCAL: local write only, no id), kept on the connection's
+ * c_lmrs until the connection is destroyed or DEREG_BUF.  An operation
+ * does not hold it: the buffer reference it holds makes DEREG_BUF fail
+ * (EBUSY), and the connection is destroyed only after the drain.  A
+ * buffer's local registrations hold a reference each, which DEREG_BUF
+ * does not count as a use: it drops them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -236,6 +247,46 @@ void rdmaxfer_buf_release(struct rdmaxfer_buf *buf)
 	kfree(buf);
 }
 
+/* Drop the local registrations on @list (taken off their connections). */
+static void rdmaxfer_lmrs_put(struct list_head *list)
+{
+	struct rdmaxfer_window *win, *tmp;
+
+	list_for_each_entry_safe(win, tmp, list, w_entry) {
+		list_del_init(&win->w_entry);
+		atomic_dec(&win->w_buf->b_nlmrs);
+		rdmaxfer_obj_put(&win->w_obj);
+	}
+}
+
+/*
+ * Take @buf's local registrations off the file's connections, onto @list.
+ * No operation uses them (the caller found the buffer unused).
+ */
+static void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf,
+			       struct list_head *list)
+{
+	struct rdmaxfer_window *win, *tmp;
+	struct rdmaxfer_obj *obj;
+	unsigned long id;
+
+	lockdep_assert_held(&rf->rf_lock);
+	if (!atomic_read(&buf->b_nlmrs))
+		return;
+	xa_for_each(&rf->rf_objs, id, obj) {
+		struct rdmaxfer_conn *conn;
+
+		if (obj->type != RDMAXFER_OBJ_CONN)
+			continue;
+		conn = container_of(obj, struct rdmaxfer_conn, c_obj);
+		mutex_lock(&conn->c_lmr_lock);
+		list_for_each_entry_safe(win, tmp, &conn->c_lmrs, w_entry)
+			if (win->w_buf == buf)
+				list_move(&win->w_entry, list);
+		mutex_unlock(&conn->c_lmr_lock);
+	}
+}
+
 /**
  * rdmaxfer_ioctl_dereg_buf - RDMAXFER_IOC_DEREG_BUF
  * @rf: the file
@@ -249,6 +300,7 @@ int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 {
 	struct rdmaxfer_dereg_buf *cmd = arg;
 	struct rdmaxfer_buf *buf;
+	LIST_HEAD(lmrs);
 	int ret = 0;
 
 	if (cmd->__reserved)
@@ -259,7 +311,7 @@ int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 	buf = xa_load(&rf->rf_objs, cmd->buf_id);
 	if (!buf || buf->b_obj.type != RDMAXFER_OBJ_BUF)
 		ret = -ENOENT;
-	else if (kref_read(&buf->b_obj.ref) > 1)
+	else if (kref_read(&buf->b_obj.ref) > 1 + atomic_read(&buf->b_nlmrs))
 		ret = -EBUSY;
 	else
 		__xa_erase(&rf->rf_objs, cmd->buf_id);
@@ -267,11 +319,14 @@ int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg)
 	if (!ret) {
 		buf->b_obj.id_state = RDMAXFER_ID_GONE;
 		rf->rf_nobjs--;
+		rdmaxfer_lmr_evict(rf, buf, &lmrs);
 	}
 	mutex_unlock(&rf->rf_lock);
-	if (!ret)
-		rdmaxfer_obj_put(&buf->b_obj);
-	return ret;
+	if (ret)
+		return ret;
+	rdmaxfer_lmrs_put(&lmrs);
+	rdmaxfer_obj_put(&buf->b_obj);
+	return 0;
 }
 
 /**
@@ -414,6 +469,8 @@ static int rdmaxfer_ib_access(u32 access)
 {
 	int acc = 0;
 
+	if (access & RDMAXFER_WIN_LOCAL)
+		return IB_ACCESS_LOCAL_WRITE;
 	if (access & RDMAXFER_REMOTE_READ)
 		acc |= IB_ACCESS_REMOTE_READ;
 	if (access & RDMAXFER_REMOTE_WRITE)
@@ -565,6 +622,9 @@ static int rdmaxfer_expose_check(const struct rdmaxfer_expose *cmd,
  * carries it; it is published later).  On success the window owns the
  * caller's references on @conn and @buf; on failure they stay the caller's.
  *
+ * A local registration (@cmd->access RDMAXFER_WIN_LOCAL) gets no id and
+ * may have any number of segments.
+ *
  * Context: process, may sleep; between rdmaxfer_conn_enter() and
  * rdmaxfer_conn_exit().
  * Return: the window, or ERR_PTR(-EINVAL) (more segments than an ADVERT
@@ -580,6 +640,7 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 	u64 first_byte = offset_in_page(buf->b_addr) + cmd->offset;
 	unsigned long fp = first_byte >> PAGE_SHIFT, npages;
 	u32 in_page = offset_in_page(first_byte);
+	bool local = cmd->access & RDMAXFER_WIN_LOCAL;
 	struct rdmaxfer_window *win;
 	u32 nsegs, i;
 	int ret;
@@ -587,9 +648,10 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 	lockdep_assert_held_read(&conn->c_post_sem);
 	npages = DIV_ROUND_UP(in_page + cmd->length, PAGE_SIZE);
 	nsegs = DIV_ROUND_UP(npages, seg_pages);
-	if (nsegs > RDMAXFER_MAX_WIN_SEGS ||
-	    sizeof(struct rdmaxfer_msg_hdr) + struct_size((struct rdmaxfer_msg_advert *)NULL,
-							  segs, nsegs) > conn->c_peer_ctrl_size)
+	if (!local && (nsegs > RDMAXFER_MAX_WIN_SEGS ||
+		       sizeof(struct rdmaxfer_msg_hdr) +
+		       struct_size((struct rdmaxfer_msg_advert *)NULL, segs, nsegs) >
+		       conn->c_peer_ctrl_size))
 		return ERR_PTR(-EINVAL);
 
 	ret = -ENOSPC;
@@ -625,7 +687,7 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 			goto out_win;
 	}
 	ret = rdmaxfer_window_register(win);
-	if (!ret)
+	if (!ret && !local)
 		ret = rdmaxfer_obj_reserve(&win->w_obj);
 	if (!ret)
 		return win;
@@ -639,6 +701,116 @@ out_win:
 out_nmrs:
 	atomic_sub(nsegs, &rf->rf_nmrs);
 	return ERR_PTR(ret);
+}
+
+/**
+ * rdmaxfer_lmr_get - the buffer's local registration on a connection
+ * @conn: the connection
+ * @buf: the buffer (the caller holds a reference)
+ *
+ * Registers the whole buffer on first use (see "Local registrations").
+ * The registration stays valid while the caller holds @buf and remains
+ * between rdmaxfer_conn_enter() and rdmaxfer_conn_exit(), and after that
+ * while an operation posted with it holds @buf.
+ *
+ * Context: process context, may sleep; rdmaxfer_conn_enter() held.
+ * Return: the registration, or what rdmaxfer_window_create() failed with.
+ */
+struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf)
+{
+	struct rdmaxfer_expose cmd = {
+		.length = buf->b_length,
+		.access = RDMAXFER_WIN_LOCAL,
+	};
+	struct rdmaxfer_window *win;
+
+	lockdep_assert_held_read(&conn->c_post_sem);
+	mutex_lock(&conn->c_lmr_lock);
+	list_for_each_entry(win, &conn->c_lmrs, w_entry)
+		if (win->w_buf == buf)
+			goto out;
+	kref_get(&conn->c_obj.ref);
+	kref_get(&buf->b_obj.ref);
+	win = rdmaxfer_window_create(conn->c_obj.file, conn, buf, &cmd);
+	if (IS_ERR(win)) {
+		rdmaxfer_obj_put(&buf->b_obj);
+		rdmaxfer_obj_put(&conn->c_obj);
+		goto out;
+	}
+	atomic_inc(&buf->b_nlmrs);
+	list_add(&win->w_entry, &conn->c_lmrs);
+out:
+	mutex_unlock(&conn->c_lmr_lock);
+	return win;
+}
+
+/* Bytes one segment of a local registration covers on @conn's device. */
+static u64 rdmaxfer_lmr_seg_size(struct rdmaxfer_conn *conn)
+{
+	return (u64)rdmaxfer_seg_pages(conn->c_dev->rd_ib) << PAGE_SHIFT;
+}
+
+/**
+ * rdmaxfer_lmr_nsge - how many SGEs a range of a buffer takes
+ * @conn: the connection (up: its device is known)
+ * @buf: the buffer
+ * @off: start of the range in it
+ * @len: its length, at least 1
+ *
+ * One per segment of the local registration the range touches.  In a
+ * registration's address space, a byte at buffer offset O lives at
+ * O + the in-page offset of the buffer's start (see
+ * rdmaxfer_window_map_seg()), and segment i covers [i * S, (i + 1) * S).
+ */
+u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
+		      u64 len)
+{
+	u64 a = offset_in_page(buf->b_addr) + off, s = rdmaxfer_lmr_seg_size(conn);
+
+	return div64_u64(a + len - 1, s) - div64_u64(a, s) + 1;
+}
+
+/**
+ * rdmaxfer_lmr_sges - fill a request's SGEs for a range of its buffer
+ * @req: the request (SEND or RECV)
+ * @lmr: the buffer's local registration on the request's connection
+ * @off: start of the range
+ * @len: its length; rdmaxfer_lmr_nsge() is at most RDMAXFER_MAX_MSG_SGES
+ */
+void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len)
+{
+	u64 a = offset_in_page(lmr->w_buf->b_addr) + off;
+	u64 s = rdmaxfer_lmr_seg_size(req->r_conn);
+
+	req->r_nsge = 0;
+	while (len) {
+		u64 seg = div64_u64(a, s);
+		u64 n = min(len, (seg + 1) * s - a);
+		struct ib_sge *sge = &req->r_sge[req->r_nsge++];
+
+		sge->addr = a;
+		sge->length = n;
+		sge->lkey = lmr->w_segs[seg].ws_mr->lkey;
+		a += n;
+		len -= n;
+	}
+}
+
+/**
+ * rdmaxfer_lmr_release_all - drop a connection's local registrations
+ * @conn: the connection, drained
+ *
+ * Context: process context, teardown.
+ */
+void rdmaxfer_lmr_release_all(struct rdmaxfer_conn *conn)
+{
+	LIST_HEAD(list);
+
+	lockdep_assert_held(&conn->c_teardown_lock);
+	mutex_lock(&conn->c_lmr_lock);
+	list_splice_init(&conn->c_lmrs, &list);
+	mutex_unlock(&conn->c_lmr_lock);
+	rdmaxfer_lmrs_put(&list);
 }
 
 /**

@@ -16,6 +16,27 @@
  * going out, an empty CREDIT message returns them.  The last credit is kept
  * for CREDIT messages, so credits can always flow.
  *
+ * Receive slots (both hellos carry RDMAXFER_HELLO_SLOTS).  A receiver may
+ * also post receive WRs into its user's registered memory ("slots").  Its
+ * receive queue then holds two kinds of entries, and since every message
+ * (SEND) the peer sends takes the entry at the head, in the order they were
+ * posted, the sender must know that order: each entry is a credit with a
+ * kind and a capacity, announced in posting order.  hdr.credits announces
+ * the next entries as control buffers (kind control, capacity ctrl_size);
+ * a CREDIT message may carry runs (struct rdmaxfer_msg_run) announcing the
+ * entries after those.  The sender keeps a mirror of the entries it holds
+ * and sends:
+ *  - data (a user's SEND, zero copy) as SEND_WITH_IMM, the immediate being
+ *    the user's, only into a slot at least as long (RDMAXFER_RUN_SLOT);
+ *  - control messages (plain SEND, header first) into any entry at least
+ *    as long: a slot holds them as well as a control buffer (every slot is
+ *    at least RDMAXFER_MIN_SLOT bytes, and so is every CREDIT message);
+ *  - an empty plain SEND ("skip") to use up the head entry when it does
+ *    not fit the next message but a later announced one does.
+ * The receiver gives a slot that held a control message or a skip back to
+ * its receive queue, and reposts control buffers taken by skips only while
+ * fewer than RDMAXFER_MIN_CTRL_RECVS are posted.
+ *
  * Everything is big-endian.  Every field is checked on receipt; a message
  * that breaks the rules drops the connection.
  */
@@ -47,6 +68,24 @@ struct rdmaxfer_cm_hello {
 	__be32 reserved;
 };
 
+/* struct rdmaxfer_cm_hello_ext.features */
+#define RDMAXFER_HELLO_SLOTS	0x1	/* receive slots: the rules above */
+
+/**
+ * struct rdmaxfer_cm_hello_ext - the hello of this version
+ * @h: what every version sends (a peer of an older one reads only that,
+ *	and its own hello reads as @features 0: the private data of a CM
+ *	message arrives zero-padded)
+ * @features: RDMAXFER_HELLO_* the sender speaks
+ * @rq_entries: most receive entries the sender may have announced and not
+ *	yet had taken (0: @h.credits)
+ */
+struct rdmaxfer_cm_hello_ext {
+	struct rdmaxfer_cm_hello h;
+	__be32 features;
+	__be32 rq_entries;
+};
+
 /**
  * struct rdmaxfer_cm_reject - reject private data
  * @magic: RDMAXFER_MAGIC
@@ -60,7 +99,7 @@ struct rdmaxfer_cm_reject {
 };
 
 enum rdmaxfer_msg_type {
-	RDMAXFER_MSG_CREDIT = 1,	/* no payload: returns credits */
+	RDMAXFER_MSG_CREDIT = 1,	/* returns credits; payload: runs (slots only) */
 	RDMAXFER_MSG_ADVERT,		/* struct rdmaxfer_msg_advert + segments */
 	RDMAXFER_MSG_REVOKE,		/* struct rdmaxfer_msg_revoke */
 	RDMAXFER_MSG_DATA,		/* payload: the bytes of a SEND */
@@ -77,6 +116,21 @@ struct rdmaxfer_msg_hdr {
 	__be16 type;
 	__be16 credits;
 	__be32 length;
+};
+
+/* struct rdmaxfer_msg_run.cap: the entries are slots (not control buffers) */
+#define RDMAXFER_RUN_SLOT	0x80000000u
+#define RDMAXFER_RUN_CAP_MASK	0x7fffffffu
+
+/**
+ * struct rdmaxfer_msg_run - receive entries a CREDIT message announces
+ * @count: how many, in posting order, after those announced before
+ * @cap: their capacity in bytes (each may hold more), | RDMAXFER_RUN_SLOT
+ *	for slots
+ */
+struct rdmaxfer_msg_run {
+	__be32 count;
+	__be32 cap;
 };
 
 /**

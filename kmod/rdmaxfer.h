@@ -90,6 +90,16 @@
 #define RDMAXFER_MAX_MSGS	RDMAXFER_RECV_DEPTH	/* queued, not RECV'd */
 #define RDMAXFER_DATA_RESERVE	8	/* credits a SEND leaves for control messages */
 #define RDMAXFER_FREE_PEER_EVENTS 64	/* unreaped peer events before credits are held */
+/* Receive slots (ctrl.c, "Receive slots" in proto.h). */
+#define RDMAXFER_MAX_SLOTS	512	/* slots posted on one connection */
+#define RDMAXFER_MIN_SLOT	64	/* bytes: a slot holds any CREDIT message */
+#define RDMAXFER_RQ_RING	1024	/* mirror of announced entries, >= our receive queue */
+#define RDMAXFER_MIN_CTRL_RECVS	4	/* control buffers kept posted in slot mode */
+#define RDMAXFER_MAX_RUNS	((RDMAXFER_MIN_SLOT - sizeof(struct rdmaxfer_msg_hdr)) / \
+				 sizeof(struct rdmaxfer_msg_run))
+#define RDMAXFER_MAX_MSG_SGES	8	/* registration segments one SEND or slot spans */
+/* receive queue: control buffers, slots, the drain's */
+#define RDMAXFER_RQ_SIZE	(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS + 1)
 
 /* Per-file limits (GET_INFO reports them). */
 #define RDMAXFER_MAX_BUF_SIZE	(64ULL * SZ_1G)
@@ -263,6 +273,8 @@ static inline void rdmaxfer_count(struct rdmaxfer_file *rf, unsigned int counter
  * @b_access: RDMAXFER_BUF_*
  * @b_pages: the pinned pages
  * @b_npages: number of @b_pages
+ * @b_nlmrs: connections that keep a local registration of it (mem.c,
+ *	rdmaxfer_lmr_get()), each holding a reference
  */
 struct rdmaxfer_buf {
 	struct rdmaxfer_obj	b_obj;
@@ -272,6 +284,7 @@ struct rdmaxfer_buf {
 	u32			b_access;
 	struct page		**b_pages;
 	unsigned long		b_npages;
+	atomic_t		b_nlmrs;
 };
 
 /**
@@ -297,7 +310,7 @@ struct rdmaxfer_wseg {
  * @w_buf: the buffer (reference)
  * @w_entry: on rdmaxfer_conn.c_windows
  * @w_length: bytes
- * @w_access: RDMAXFER_REMOTE_*
+ * @w_access: RDMAXFER_REMOTE_*, or RDMAXFER_WIN_LOCAL
  * @w_reg_done: registration WRs completed
  * @w_reg_status: their status
  * @w_reg_batch: WRs in the batch being registered
@@ -318,6 +331,13 @@ struct rdmaxfer_window {
 	u32			w_nsegs;
 	struct rdmaxfer_wseg	w_segs[];
 };
+
+/*
+ * struct rdmaxfer_window.w_access of a local registration: a whole buffer
+ * registered for the connection's own SENDs and slots (local access only,
+ * no id, never advertised; on rdmaxfer_conn.c_lmrs).
+ */
+#define RDMAXFER_WIN_LOCAL	0x80000000u
 
 /**
  * struct rdmaxfer_peer_win - a window the peer exposed to us
@@ -397,14 +417,32 @@ struct rdmaxfer_msg {
  * @c_scq: send CQ (from the device's CQ pool)
  * @c_rcq: receive CQ
  * @c_scq_size: CQEs taken from the pool for @c_scq
+ * @c_max_sge: SGEs a SEND or a slot of ours may take (RDMAXFER_MAX_MSG_SGES
+ *	or what the QP allows, if fewer)
  * @c_port: port number on @c_dev
  * @c_lock: protects the fields below up to @c_peer_wins, and state changes
  * @c_state: enum rdmaxfer_conn_state
  * @c_error: why the connection went down (negative errno), 0 before; set
  *	once, with cmpxchg(), from any context
- * @c_credits: control messages we may still send to the peer
- * @c_peer_recvs: receive buffers the peer posted for us: most credits
- * @c_grant: credits we owe the peer (buffers reposted since our last message)
+ * @c_credits: the peer's announced receive entries we have not claimed
+ *	(rdmaxfer_ctrl_get()) or used
+ * @c_peer_recvs: most receive entries the peer may have announced unused
+ * @c_tx_seq: number of the peer's entry our next message takes
+ * @c_tx_end: number of the peer's first entry not announced yet
+ * @c_tx_caps: the peer's entries [@c_tx_seq, @c_tx_end): capacity |
+ *	RDMAXFER_RUN_SLOT, indexed by number modulo RDMAXFER_RQ_RING
+ * @c_peer_slots: the peer has announced a slot: SENDs go zero-copy
+ * @c_rx_seq: number our next posted receive entry gets
+ * @c_rx_ann: number of our first entry not announced to the peer yet
+ * @c_rx_caps: our entries [@c_rx_ann, @c_rx_seq), as @c_tx_caps
+ * @c_rx_ctrl_posted: control buffers on our receive queue
+ * @c_rx_slots: slots on our receive queue
+ * @c_rx_user_slots: slots the user posted since our last announcement
+ * @c_slot_mode: we posted a slot: control buffers taken by skips are not
+ *	all reposted
+ * @c_held_recvs: control buffers whose message holds its credit
+ * @c_held_slots: slots (requests) whose control message holds its credit
+ * @c_skip_cqe: completion of our skips (empty SENDs)
  * @c_free_sends: free control send buffers
  * @c_wr_free: send WRs we may still post
  * @c_rw_free: rdma_rw contexts we may still use
@@ -437,6 +475,9 @@ struct rdmaxfer_msg {
  *	connection is up, read-only after
  * @c_recvs: receive buffers
  * @c_sends: send buffers
+ * @c_lmrs: local registrations of buffers on this connection (mem.c)
+ * @c_lmr_lock: protects @c_lmrs
+ * @c_peer_features: RDMAXFER_HELLO_* of the peer
  * @c_peer_ctrl_size: the peer's control buffer size
  * @c_peer_seg_size: the peer's window segment size
  * @c_max_msg: largest RDMA message both ports accept
@@ -464,6 +505,7 @@ struct rdmaxfer_conn {
 	struct ib_cq			*c_scq;
 	struct ib_cq			*c_rcq;
 	u32				c_scq_size;
+	u32				c_max_sge;
 	u32				c_port;
 
 	spinlock_t			c_lock;		/* see above */
@@ -471,7 +513,20 @@ struct rdmaxfer_conn {
 	int				c_error;
 	u32				c_credits;
 	u32				c_peer_recvs;
-	u32				c_grant;
+	u32				c_tx_seq;
+	u32				c_tx_end;
+	u32				*c_tx_caps;
+	bool				c_peer_slots;
+	bool				c_slot_mode;
+	u32				c_rx_seq;
+	u32				c_rx_ann;
+	u32				*c_rx_caps;
+	u32				c_rx_ctrl_posted;
+	u32				c_rx_slots;
+	u32				c_rx_user_slots;
+	struct list_head		c_held_recvs;
+	struct list_head		c_held_slots;
+	struct ib_cqe			c_skip_cqe;
 	struct list_head		c_free_sends;
 	u32				c_wr_free;
 	u32				c_rw_free;
@@ -499,6 +554,9 @@ struct rdmaxfer_conn {
 
 	struct rdmaxfer_ctrl		c_recvs[RDMAXFER_RECV_DEPTH];
 	struct rdmaxfer_ctrl		c_sends[RDMAXFER_SEND_BUFS];
+	struct list_head		c_lmrs;
+	struct mutex			c_lmr_lock;	/* c_lmrs */
+	u32				c_peer_features;
 	u32				c_peer_ctrl_size;
 	u32				c_peer_seg_size;
 	u32				c_max_msg;
@@ -590,7 +648,10 @@ struct rdmaxfer_piece {
  * @r_atomic: atomics: 8-byte result buffer, and its DMA address
  * @r_atomic_dma: DMA address of @r_atomic
  * @r_atomic_dev: atomics: the device @r_atomic is mapped on (reference)
- * @r_atomic_cqe: atomics: completion
+ * @r_atomic_cqe: atomics, SEND into a slot, RECV: completion
+ * @r_held_entry: RECV: on rdmaxfer_conn.c_held_slots
+ * @r_nsge: SEND into a slot, RECV: number of @r_sge
+ * @r_sge: their local memory (the buffer's local registration)
  * @r_atomic_wr: atomics: the work request
  * @r_atomic_sge: atomics: its local buffer
  * @r_npieces: number of @r_pieces
@@ -613,6 +674,9 @@ struct rdmaxfer_req {
 	u64			r_atomic_dma;
 	struct rdmaxfer_device	*r_atomic_dev;
 	struct ib_cqe		r_atomic_cqe;
+	struct list_head	r_held_entry;
+	u32			r_nsge;
+	struct ib_sge		r_sge[RDMAXFER_MAX_MSG_SGES];
 	u32			r_npieces;
 	struct rdmaxfer_piece	r_pieces[];
 };
@@ -676,6 +740,11 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
+void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
+int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);
+int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
+void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
+void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
@@ -717,6 +786,11 @@ int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
 int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id);
 void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 u32 rdmaxfer_seg_pages(struct ib_device *ib);
+struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf);
+u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
+		      u64 len);
+void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len);
+void rdmaxfer_lmr_release_all(struct rdmaxfer_conn *conn);
 
 /* xfer.c */
 int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg);
@@ -724,5 +798,6 @@ int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
 void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc);
+void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len);
 
 #endif /* RDMAXFER_H */

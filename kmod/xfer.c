@@ -35,8 +35,11 @@
  * immediate, the window and the range: RC ordering delivers it after the
  * data, and the 32-bit immediate of the verb could not carry the window as
  * well.  SEND copies the bytes into a control buffer (so the peer needs no
- * posted user buffer and can never hit RNR); atomics use a small kernel
- * buffer for the returned value.
+ * posted user buffer and can never hit RNR) until the peer posts receive
+ * slots; then it goes zero-copy, a SEND_WITH_IMM from the buffer's local
+ * registration on the connection (mem.c) into the peer's next slot it fits
+ * (ctrl.c).  RECV posts a slot, from the same registration.  Atomics use a
+ * small kernel buffer for the returned value.
  *
  * Every posted operation ends in exactly one completion event, also when
  * its connection is torn down (the drain flushes it: ECANCELED, or ENODEV
@@ -363,6 +366,9 @@ static int rdmaxfer_op_access(u16 opcode, u32 *need_buf, u32 *need_win)
 	case RDMAXFER_OP_SEND:
 		*need_buf = RDMAXFER_BUF_READ;
 		return 0;
+	case RDMAXFER_OP_RECV:
+		*need_buf = RDMAXFER_BUF_WRITE;
+		return 0;
 	case RDMAXFER_OP_CAS:
 	case RDMAXFER_OP_FADD:
 		*need_win = RDMAXFER_REMOTE_ATOMIC;
@@ -375,22 +381,37 @@ static int rdmaxfer_op_access(u16 opcode, u32 *need_buf, u32 *need_win)
  * rdmaxfer_op_pieces - check an operation's length, count its pieces
  * @conn: the operation's connection
  * @op: the operation (opcode, ranges and access already checked)
+ * @buf: its local buffer (SEND, RECV: the SGEs it takes are counted)
  * @pw: the peer's window of a WRITE, WRITE_IMM or READ
  * @max_piece: the largest piece, in bytes
  * @npieces: set to the number of rdma_rw pieces, 0 for SEND and atomics
  *
  * Context: process; c_peer_win_lock held (it keeps @pw alive).
- * Return: 0, or -EINVAL if the length is more than the opcode allows.
+ * Return: 0, -EINVAL if the length is more than the opcode allows, or
+ * -EOPNOTSUPP (RECV: the peer does not speak receive slots).
  */
 static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_op *op,
-			      const struct rdmaxfer_peer_win *pw, u32 max_piece, u32 *npieces)
+			      const struct rdmaxfer_buf *buf, const struct rdmaxfer_peer_win *pw,
+			      u32 max_piece, u32 *npieces)
 {
 	lockdep_assert_held(&conn->c_peer_win_lock);
 	*npieces = 0;
 	switch (op->opcode) {
 	case RDMAXFER_OP_SEND:
-		if (op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
+		/* the copy path, until the peer posts slots (never undone) */
+		if (!READ_ONCE(conn->c_peer_slots) &&
+		    op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
 				       sizeof(struct rdmaxfer_msg_hdr)))
+			return -EINVAL;
+		fallthrough;
+	case RDMAXFER_OP_RECV:
+		if (op->opcode == RDMAXFER_OP_RECV &&
+		    !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
+			return -EOPNOTSUPP;
+		if (op->length > conn->c_max_msg ||
+		    (op->opcode == RDMAXFER_OP_RECV && op->length < RDMAXFER_MIN_SLOT))
+			return -EINVAL;
+		if (rdmaxfer_lmr_nsge(conn, buf, op->buf_offset, op->length) > conn->c_max_sge)
 			return -EINVAL;
 		return 0;
 	case RDMAXFER_OP_CAS:
@@ -422,6 +443,7 @@ static struct rdmaxfer_req *rdmaxfer_req_alloc(struct rdmaxfer_file *rf,
 	req->r_dir = op->opcode == RDMAXFER_OP_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	req->r_remote_offset = op->remote_offset;
 	req->r_buf_offset = op->buf_offset;
+	INIT_LIST_HEAD(&req->r_held_entry);
 	req->r_event.ev_free = rdmaxfer_req_free_ev;
 	req->r_event.ev.user_data = op->user_data;
 	req->r_event.ev.conn_id = op->conn_id;
@@ -536,7 +558,7 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 		    !rdmaxfer_range_ok(op->remote_offset, op->length, pw->pw_length))
 			goto out_unlock;
 	}
-	ret = rdmaxfer_op_pieces(conn, op, pw, max_piece, &npieces);
+	ret = rdmaxfer_op_pieces(conn, op, buf, pw, max_piece, &npieces);
 	if (ret)
 		goto out_unlock;
 
@@ -574,8 +596,16 @@ static void rdmaxfer_req_discard(struct rdmaxfer_req *req)
 	kfree(req);
 }
 
-/* Copy @len bytes at @off of a registered buffer into @dst. */
-static void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len)
+/**
+ * rdmaxfer_buf_copy - copy from a registered buffer
+ * @buf: the buffer
+ * @off: where in it
+ * @len: bytes; [@off, @off + @len) is inside the buffer
+ * @dst: where to
+ *
+ * Context: any (the pages are pinned; kmap_local).
+ */
+void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len)
 {
 	u64 pos = offset_in_page(buf->b_addr) + off;
 
@@ -590,11 +620,99 @@ static void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 
 	}
 }
 
+static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+
+	rdmaxfer_wc_check(req->r_conn, wc);
+	rdmaxfer_wr_release(req->r_conn, 1, 0);
+	rdmaxfer_req_wc(req, wc->status);
+}
+
+/*
+ * Post a zero-copy SEND into the peer's next slot it fits, taking a credit
+ * (the last one stays for CREDIT messages).  -EAGAIN: no such slot yet.
+ */
+static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret;
+
+	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+		ret = -ENOTCONN;
+	} else if (conn->c_credits < 2) {
+		ret = -EAGAIN;
+	} else {
+		conn->c_credits--;
+		ret = rdmaxfer_tx_place(conn, req->r_event.ev.bytes, true);
+		if (!ret)
+			ret = ib_post_send(conn->c_qp, wr, NULL);
+		if (!ret)
+			conn->c_tx_seq++;
+		else
+			conn->c_credits++;
+	}
+	spin_unlock_bh(&conn->c_lock);
+	return ret;
+}
+
+/* SEND from the buffer itself into a slot of the peer. */
+static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	struct ib_send_wr wr = {
+		.wr_cqe = &req->r_atomic_cqe,
+		.sg_list = req->r_sge,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(req->r_event.ev.imm_data),
+	};
+	struct rdmaxfer_window *lmr;
+	int ret;
+
+	lmr = rdmaxfer_lmr_get(conn, req->r_buf);
+	if (IS_ERR(lmr))
+		return PTR_ERR(lmr);
+	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	wr.num_sge = req->r_nsge;
+	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
+	ret = rdmaxfer_wr_reserve(conn, 1, 0);
+	if (ret)
+		return ret;
+	atomic_set(&req->r_pending, 1);
+	if (wait_event_interruptible(conn->c_wait,
+				     (ret = rdmaxfer_send_zc_post(req, &wr)) != -EAGAIN))
+		ret = -EINTR;
+	if (ret) {
+		if (ret != -ENOTCONN && ret != -EINTR)
+			rdmaxfer_conn_fail(conn, -EIO);
+		rdmaxfer_wr_release(conn, 1, 0);
+	}
+	return ret;
+}
+
+/* RECV: post a slot for the peer's next message. */
+static int rdmaxfer_req_recv(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_window *lmr;
+
+	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
+	if (IS_ERR(lmr))
+		return PTR_ERR(lmr);
+	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	atomic_set(&req->r_pending, 1);
+	return rdmaxfer_slot_post(req->r_conn, req, true);
+}
+
 static int rdmaxfer_req_send(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	struct rdmaxfer_ctrl *ct;
 	u32 len = req->r_event.ev.bytes;
+
+	if (READ_ONCE(conn->c_peer_slots))
+		return rdmaxfer_req_send_zc(req);
 
 	/* data may not take the credits control messages need */
 	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, RDMAXFER_DATA_RESERVE);
@@ -690,6 +808,7 @@ struct rdmaxfer_chain {
 	struct ib_send_wr	*last;
 	u32			npieces;
 	int			err;
+	bool			slots;
 };
 
 /* Append a piece's WRs; its last WR carries its cqe, unsignaled. */
@@ -821,6 +940,10 @@ static void rdmaxfer_chain_end(struct rdmaxfer_chain *ch)
 	if (!ch->conn)
 		return;
 	rdmaxfer_chain_post(ch);
+	/* the slots of the batch, announced together if due */
+	if (ch->slots)
+		rdmaxfer_maybe_send_credits(ch->conn);
+	ch->slots = false;
 	rdmaxfer_conn_exit(ch->conn);
 	ch->conn = NULL;
 }
@@ -930,6 +1053,9 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	}
 	trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	switch (req->r_event.ev.opcode) {
+	case RDMAXFER_OP_RECV:
+		ch->slots = true;
+		return rdmaxfer_req_recv(req);
 	case RDMAXFER_OP_SEND:
 	case RDMAXFER_OP_CAS:
 	case RDMAXFER_OP_FADD:

@@ -65,6 +65,7 @@ enum {
 /* Feature bits reported by GET_INFO. */
 #define RDMAXFER_FEATURE_DEVICE_QUERY	_BITULL(0)	/* LIST_DEVICES, QUERY_DEVICE, QUERY_PORT */
 #define RDMAXFER_FEATURE_TRANSFER	_BITULL(1)	/* LISTEN ... STATS below */
+#define RDMAXFER_FEATURE_RECV_SLOTS	_BITULL(2)	/* RDMAXFER_OP_RECV, zero-copy SEND */
 
 /**
  * struct rdmaxfer_info - argument of RDMAXFER_IOC_GET_INFO
@@ -84,6 +85,8 @@ enum {
  * @max_pending: out, most operations a file may have posted or completed
  *	but not yet reaped
  * @max_objects: out, most listeners + connections + buffers + windows per file
+ * @max_recv_slots: out, most RDMAXFER_OP_RECV slots posted on one connection
+ * @min_recv_size: out, the shortest RDMAXFER_OP_RECV slot
  *
  * Userspace calls this first to learn what the module supports.  Later ABI
  * revisions append at the end; a caller with an older, shorter struct gets
@@ -104,6 +107,8 @@ struct rdmaxfer_info {
 	__u32 max_batch;
 	__u32 max_pending;
 	__u32 max_objects;
+	__u32 max_recv_slots;
+	__u32 min_recv_size;
 };
 
 #define RDMAXFER_IOC_GET_INFO		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_GET_INFO)
@@ -539,22 +544,45 @@ struct rdmaxfer_revoke {
 #define RDMAXFER_OP_WRITE_IMM		4	/* WRITE, then notify the peer with @imm_data */
 #define RDMAXFER_OP_CAS			5	/* 8-byte compare-and-swap on a peer window */
 #define RDMAXFER_OP_FADD		6	/* 8-byte fetch-and-add on a peer window */
+#define RDMAXFER_OP_RECV		7	/* post a receive slot in a local buffer */
 
 /**
  * struct rdmaxfer_op - one operation of a SUBMIT batch
  * @opcode: RDMAXFER_OP_*
  * @flags: must be 0
  * @conn_id: the connection
- * @buf_id: local registered buffer (not used by CAS and FADD)
+ * @buf_id: local registered buffer (not used by CAS and FADD); RECV: the
+ *	buffer the slot is in, registered with RDMAXFER_BUF_WRITE
  * @window_id: the peer's window (WRITE, READ, WRITE_IMM, CAS, FADD)
  * @buf_offset: offset in the local buffer
- * @length: bytes to move; 8 for CAS and FADD; SEND: 1 .. max_send_size
+ * @length: bytes to move; 8 for CAS and FADD; SEND: 1 .. max_send_size, or
+ *	1 .. QUERY_CONN's max_msg_size once the peer posts receive slots;
+ *	RECV: the slot's length, min_recv_size .. max_msg_size
  * @remote_offset: offset in the peer's window (8-byte aligned for atomics)
  * @user_data: returned unchanged in the completion
  * @compare_add: CAS: the value compared; FADD: the value added
  * @swap: CAS: the value stored if the comparison succeeds
- * @imm_data: WRITE_IMM: the value the peer's event carries
+ * @imm_data: WRITE_IMM: the value the peer's event carries; SEND: the value
+ *	the peer's RECV completion carries, when the message lands in a slot
  * @__reserved: must be 0
+ *
+ * Two-sided messages.  A SEND lands in the peer's kernel queue (RDMAXFER_
+ * EVENT_RECV, taken with RDMAXFER_IOC_RECV: a copy each way, at most
+ * max_send_size bytes) until the peer posts receive slots; from then on,
+ * every SEND of the connection goes from the buffer straight into the
+ * peer's next slot that is long enough, with no copy, and completes when
+ * the peer's adapter has it (the sender waits, interruptibly, while the
+ * peer has no such slot posted: RNR cannot happen).  RECV posts a slot:
+ * @length bytes at @buf_offset of @buf_id, for the peer's next message.  A
+ * slot completes once, with the message's length in @bytes and its
+ * @imm_data, or with ECANCELED when the connection goes down (a connection
+ * whose peer predates receive slots: EOPNOTSUPP, see QUERY_CONN's
+ * conn_flags).  Messages land in slots in the order the slots were posted,
+ * but a slot shorter than a message is passed over, and the module's own
+ * messages may use a slot on their way: such a slot stays posted, behind
+ * the others (the completion's user_data says which slot it is).  The
+ * peer learns of slots a little later: SENDs it posted before it did
+ * arrive as RDMAXFER_EVENT_RECV; RC ordering makes them come first.
  *
  * Every field is checked before anything of the batch is posted: an
  * operation outside its buffer or window, on a window without the access it
@@ -637,10 +665,11 @@ struct rdmaxfer_submit {
  *	down or was closed), EREMOTEIO (the peer refused the access), ENODEV
  *	(the device was removed), ECONNRESET, EIO
  * @wc_status: the work completion status of the device (IB_WC_*), 0 = success
- * @bytes: bytes moved (operations), length (events)
+ * @bytes: bytes moved (operations; RECV: the message's length), length
+ *	(events)
  * @value: CAS/FADD: the value before the operation; EVENT_WRITE_IMM: the
  *	offset in the window
- * @imm_data: EVENT_WRITE_IMM: the peer's immediate value
+ * @imm_data: EVENT_WRITE_IMM, and RECV: the peer's immediate value
  * @window_id: events about windows: the window
  */
 struct rdmaxfer_completion {
@@ -726,6 +755,9 @@ struct rdmaxfer_recv {
  * @max_window_size: out, a window of this size is accepted by EXPOSE on
  *	this connection at any offset (its device's fast-registration lists
  *	bound it; at a page-aligned offset up to a page more fits)
+ * @max_msg_size: out, the largest SEND into a slot, and the longest slot
+ *	(both ports must accept the message)
+ * @conn_flags: out, RDMAXFER_CONN_F_*
  */
 struct rdmaxfer_conn_info {
 	__u32 size;
@@ -740,7 +772,13 @@ struct rdmaxfer_conn_info {
 	__u32 max_send_size;
 	__aligned_u64 max_op_size;
 	__aligned_u64 max_window_size;
+	__u32 max_msg_size;
+	__u32 conn_flags;
 };
+
+/* struct rdmaxfer_conn_info.conn_flags */
+#define RDMAXFER_CONN_F_RECV_SLOTS	_BITUL(0)	/* the peer's SENDs can land in our slots */
+#define RDMAXFER_CONN_F_PEER_SLOTS	_BITUL(1)	/* the peer posted slots: our SENDs are zero-copy */
 
 #define RDMAXFER_IOC_QUERY_CONN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_QUERY_CONN)
 

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * slots_test - two-sided messages into receive slots: RDMAXFER_OP_RECV
+ * posts a slot in a registered buffer, a SEND goes zero-copy from the
+ * sender's buffer into the peer's next slot it fits (SEND_WITH_IMM), and the
+ * slot completes with the length and the immediate.
+ *
+ * Both ends run in this process on one RDMA device (test_env_try()): a
+ * "server" file that listens and a "client" file that connects, as in
+ * xfer_test.  Every byte that lands is checked, and so are the bytes around
+ * it.  Built twice, natively and -m32 (compat_ioctl).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <linux/rdmaxfer.h>
+
+#include "kselftest_harness.h"
+#include "rdmaxfer_test.h"
+
+#define ULL(x) ((unsigned long long)(x))
+#define KiB 1024ULL
+#define MiB (1024 * KiB)
+#define TMO (20 * SEC)
+
+#define SLEN (8 * MiB)		/* each side's buffer */
+#define TAG_SLOT 0x510700000000ULL
+#define TAG_SEND 0x5e4d00000000ULL
+
+static const char *test_addr4;
+static unsigned int windows_seen;	/* RDMAXFER_EVENT_WINDOW events next_op() passed */
+
+FIXTURE(slots) {
+	int srv, cli;
+	__u32 lid, sconn, cconn;
+	struct rdmaxfer_info info;
+	struct rdmaxfer_conn_info ci;
+	unsigned char *smem, *cmem;
+	__u32 sbuf, cbuf;
+};
+
+FIXTURE_SETUP(slots)
+{
+	struct rdmaxfer_addr peer;
+	__u32 reason = 0;
+	__u16 port = 0;
+
+	self->srv = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->srv);
+	self->cli = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->cli);
+	ASSERT_EQ(0, rdx_get_info(self->srv, &self->info));
+	ASSERT_EQ(0, rdx_listen(self->srv, rdx_addr(test_addr4, 0), 0, &self->lid, &port));
+	ASSERT_EQ(0, rdx_connect(self->cli, rdx_addr(test_addr4, port), 10 * SEC, &self->cconn,
+				 &reason));
+	ASSERT_EQ(0, rdx_accept(self->srv, self->lid, 10 * SEC, &self->sconn, &peer));
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &self->ci));
+	self->smem = map_anon(SLEN);
+	self->cmem = map_anon(SLEN);
+	ASSERT_TRUE(self->smem && self->cmem);
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, self->smem, SLEN,
+				 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->sbuf));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, self->cmem, SLEN,
+				 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &self->cbuf));
+}
+
+FIXTURE_TEARDOWN(slots)
+{
+	close(self->cli);
+	close(self->srv);
+}
+
+/* A RECV (slot) operation. */
+static struct rdmaxfer_op slot_op(__u32 conn, __u32 buf, __u64 off, __u64 len, __u64 tag)
+{
+	return mkop(RDMAXFER_OP_RECV, conn, buf, off, 0, 0, len, tag);
+}
+
+static struct rdmaxfer_op send_op(__u32 conn, __u32 buf, __u64 off, __u64 len, __u32 imm,
+				  __u64 tag)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, conn, buf, off, 0, 0, len, tag);
+
+	op.imm_data = imm;
+	return op;
+}
+
+static int submit1(int fd, struct rdmaxfer_op op)
+{
+	__u32 posted = 0;
+
+	return rdx_submit(fd, &op, 1, &posted);
+}
+
+/* The next operation completion on @fd (events skipped): 1, 0 on timeout, -errno. */
+static int next_op(int fd, struct rdmaxfer_completion *c, __s64 tmo)
+{
+	__s64 end = now_ns() + tmo;
+	int n;
+
+	for (;;) {
+		__s64 left = end - now_ns();
+
+		n = rdx_reap(fd, c, 1, left > 0 ? left : 0);
+		if (n <= 0)
+			return n;
+		if (c->opcode < 0x100)
+			return 1;
+		if (c->opcode == RDMAXFER_EVENT_WINDOW)
+			windows_seen++;
+		if (left <= 0)
+			return 0;
+	}
+}
+
+/* Wait until the client learns that the server posted slots. */
+static int wait_peer_slots(FIXTURE_DATA(slots) *self)
+{
+	__s64 end = now_ns() + TMO;
+	struct rdmaxfer_conn_info ci;
+
+	do {
+		if (rdx_query_conn(self->cli, self->cconn, &ci))
+			return -1;
+		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -1;
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(seed * 131 + i * 7 + (i >> 8));
+}
+
+/*
+ * Post a slot of @slen at @soff on the server, SEND @len bytes from @coff on
+ * the client with @imm, and check both completions, the bytes and the
+ * bytes around them.
+ */
+static void one_message(struct __test_metadata *_metadata, FIXTURE_DATA(slots) *self,
+			__u64 soff, __u64 slen, __u64 coff, __u64 len, __u32 imm)
+{
+	struct rdmaxfer_completion c;
+	__u64 before = soff ? soff - 1 : 0;
+
+	memset(self->smem, 0xa5, SLEN);
+	fill(self->cmem + coff, len, imm);
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, soff, slen,
+						TAG_SLOT | imm)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, coff, len, imm,
+						TAG_SEND | imm)))
+		TH_LOG("SEND of %llu bytes at %llu", ULL(len), ULL(coff));
+	ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+	EXPECT_EQ(TAG_SEND | imm, c.user_data);
+	EXPECT_EQ(RDMAXFER_OP_SEND, c.opcode);
+	EXPECT_EQ(0, c.status) TH_LOG("SEND status %d wc %u", c.status, c.wc_status);
+	EXPECT_EQ(len, c.bytes);
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	EXPECT_EQ(TAG_SLOT | imm, c.user_data);
+	EXPECT_EQ(RDMAXFER_OP_RECV, c.opcode);
+	EXPECT_EQ(self->sconn, c.conn_id);
+	EXPECT_EQ(0, c.status) TH_LOG("RECV status %d wc %u", c.status, c.wc_status);
+	EXPECT_EQ(len, c.bytes);
+	EXPECT_EQ(imm, c.imm_data);
+	EXPECT_EQ(0, memcmp(self->smem + soff, self->cmem + coff, len))
+		TH_LOG("%llu bytes at slot offset %llu differ", ULL(len), ULL(soff));
+	if (soff)
+		EXPECT_EQ(0xa5, self->smem[before]);
+	if (soff + slen < SLEN)
+		EXPECT_EQ(0xa5, self->smem[soff + slen]);
+	if (len < slen)
+		EXPECT_EQ(0xa5, self->smem[soff + len]);
+}
+
+TEST_F(slots, info_and_flags)
+{
+	struct rdmaxfer_conn_info ci;
+
+	EXPECT_TRUE(self->info.features & RDMAXFER_FEATURE_RECV_SLOTS);
+	EXPECT_LE(64, self->info.min_recv_size);
+	EXPECT_LE(1, self->info.max_recv_slots);
+	EXPECT_TRUE(self->ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
+	EXPECT_FALSE(self->ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS);
+	EXPECT_LE(4096, self->ci.max_msg_size);
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
+	EXPECT_TRUE(ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
+}
+
+/* Lengths from 1 byte up, odd ones, around page and segment sizes. */
+TEST_F_TIMEOUT(slots, sizes, 300)
+{
+	static const __u64 lens[] = { 1, 2, 7, 63, 64, 65, 1000, 4095, 4096, 4097, 8191,
+				      65535, 65536, 65537, 262143, 1 * MiB, 1 * MiB + 3,
+				      3 * MiB + 1 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		__u64 len = lens[i], slen = len < 64 ? 64 : len;
+
+		if (len > self->ci.max_msg_size)
+			continue;
+		one_message(_metadata, self, 0, slen, 0, len, 1000 + i);
+	}
+}
+
+/* Slots and sources at every kind of offset; a message shorter than its slot. */
+TEST_F_TIMEOUT(slots, offsets, 300)
+{
+	static const __u64 offs[] = { 0, 1, 7, 63, 4095, 4096, 4099, 1 * MiB - 1, 2 * MiB + 5 };
+	unsigned int i, j = 0;
+
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		one_message(_metadata, self, offs[i], 9000, offs[(i + 3) % 9], 8999 - i, j++);
+		one_message(_metadata, self, offs[i], 100, offs[(i + 5) % 9], 37, j++);
+	}
+}
+
+/*
+ * A slot shorter than the message is passed over and stays posted: slots
+ * of 64, 4096 and 64 bytes take messages of 100, 10 and 10 bytes as 4096,
+ * the second 64 and then the first 64.
+ */
+TEST_F(slots, short_slot_passed_over)
+{
+	struct rdmaxfer_completion c;
+	__u64 want[] = { 1, 2, 0 };
+	unsigned int i;
+
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 0)));
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 4096, 4096, 1)));
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 8192, 64, 2)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 100, 7, 10)));
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 10, 8, 11)));
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 10, 9, 12)));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		EXPECT_EQ(want[i], c.user_data) TH_LOG("message %u landed in slot %llu", i,
+						       ULL(c.user_data));
+		EXPECT_EQ(7 + i, c.imm_data);
+		EXPECT_EQ(i ? 10 : 100, c.bytes);
+		EXPECT_EQ(0, c.status);
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+		EXPECT_EQ(10 + i, c.user_data);
+		EXPECT_EQ(0, c.status);
+	}
+}
+
+struct blocked {
+	int fd;
+	struct rdmaxfer_op op;
+	int ret;
+	int done;
+};
+
+static void *blocked_send(void *arg)
+{
+	struct blocked *b = arg;
+
+	b->ret = submit1(b->fd, b->op);
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * With every slot taken the next SEND waits in SUBMIT (no RNR, no error),
+ * and goes as soon as the receiver posts a slot again; a signal ends the
+ * wait with EINTR and nothing posted.
+ */
+TEST_F_TIMEOUT(slots, credits_exhausted_and_returned, 120)
+{
+	struct blocked b = { .fd = self->cli };
+	struct rdmaxfer_completion c;
+	pthread_t t;
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, i * 4096, 4096,
+							i)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 4000, i, i)));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		EXPECT_EQ(i, c.user_data);
+		EXPECT_EQ(0, c.status);
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+		EXPECT_EQ(0, c.status);
+	}
+	b.op = send_op(self->cconn, self->cbuf, 0, 4000, 99, 99);
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_send, &b));
+	usleep(500 * 1000);
+	EXPECT_EQ(0, __atomic_load_n(&b.done, __ATOMIC_ACQUIRE)) TH_LOG("SEND did not wait");
+	EXPECT_EQ(0, next_op(self->cli, &c, 200 * MS));
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 4096, 42)));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, b.ret);
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	EXPECT_EQ(42, c.user_data);
+	EXPECT_EQ(99, c.imm_data);
+	ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+	EXPECT_EQ(99, c.user_data);
+	EXPECT_EQ(0, c.status);
+}
+
+static void nop(int sig)
+{
+	(void)sig;
+}
+
+TEST_F_TIMEOUT(slots, waiting_send_is_interruptible, 60)
+{
+	struct sigaction sa = { .sa_handler = nop };
+	struct itimerval it = { .it_value = { .tv_usec = 300 * 1000 } };
+	struct rdmaxfer_completion c;
+
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 1)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	/* 100 bytes fit no slot: the SEND waits, until the signal */
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	EXPECT_EQ(EINTR, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 100, 1, 1)));
+	EXPECT_EQ(0, next_op(self->cli, &c, 300 * MS));
+	/* nothing broke: a message that fits goes */
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 64, 2, 2)));
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	EXPECT_EQ(0, c.status);
+	EXPECT_EQ(2, c.imm_data);
+}
+
+/* Closing completes every posted slot once, with ECANCELED; then DEREG works. */
+TEST_F(slots, close_flushes_slots)
+{
+	struct rdmaxfer_completion c;
+	unsigned int i, seen = 0;
+
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, i * 256, 256,
+							1 + i)));
+	EXPECT_EQ(EBUSY, rdx_dereg_buf(self->srv, self->sbuf));
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		EXPECT_EQ(RDMAXFER_OP_RECV, c.opcode);
+		EXPECT_EQ(-ECANCELED, c.status);
+		EXPECT_EQ(0, c.bytes);
+		ASSERT_TRUE(c.user_data >= 1 && c.user_data <= 16);
+		EXPECT_EQ(0, seen & (1u << c.user_data)) TH_LOG("slot %llu twice", ULL(c.user_data));
+		seen |= 1u << c.user_data;
+	}
+	EXPECT_EQ(0, next_op(self->srv, &c, 300 * MS));
+	EXPECT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
+}
+
+/* A buffer used for SENDs and slots deregisters once nothing is in flight. */
+TEST_F(slots, dereg_after_use)
+{
+	struct rdmaxfer_stats st;
+
+	one_message(_metadata, self, 0, 4096, 0, 4096, 5);
+	ASSERT_EQ(0, rdx_dereg_buf(self->cli, self->cbuf));
+	ASSERT_EQ(0, rdx_dereg_buf(self->srv, self->sbuf));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
+	EXPECT_EQ(0, st.pinned_bytes);
+	EXPECT_EQ(0, st.num_bufs);
+	ASSERT_EQ(0, rdx_stats(self->cli, &st));
+	EXPECT_EQ(0, st.pinned_bytes);
+}
+
+TEST_F(slots, bad_slots_are_refused)
+{
+	unsigned char *ro = map_anon(65536);
+	struct rdmaxfer_op op;
+	__u32 robuf, i;
+	int r = 0;
+
+	ASSERT_TRUE(ro != NULL);
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, ro, 65536, RDMAXFER_BUF_READ, &robuf));
+	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 63, 0)));
+	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, SLEN - 64, 65, 0)));
+	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, ~0ULL - 10, 64, 0)));
+	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, robuf, 0, 4096, 0)));
+	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(self->sconn, 9999, 0, 4096, 0)));
+	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(9999, self->sbuf, 0, 4096, 0)));
+	op = slot_op(self->sconn, self->sbuf, 0, 4096, 0);
+	op.flags = 1;
+	EXPECT_EQ(EINVAL, submit1(self->srv, op));
+	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0,
+						     (__u64)self->ci.max_msg_size + 1, 0)));
+	/* at most max_recv_slots posted */
+	for (i = 0; i < self->info.max_recv_slots; i++) {
+		r = submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, i));
+		if (r)
+			break;
+	}
+	EXPECT_EQ(0, r) TH_LOG("slot %u: %s", i, strerror(r));
+	EXPECT_EQ(ENOSPC, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, i)));
+	/* before the peer posts slots, a SEND is bounded by max_send_size */
+	EXPECT_EQ(EINVAL, submit1(self->srv, send_op(self->sconn, self->sbuf, 0,
+						     self->info.max_send_size + 1, 0, 0)));
+	munmap(ro, 65536);
+}
+
+/*
+ * SENDs before the peer posts slots take the copy path (EVENT_RECV, then
+ * RECV); once it has, they land in slots, after those.
+ */
+TEST_F(slots, copy_path_until_slots)
+{
+	struct rdmaxfer_completion c;
+	unsigned char got[64];
+	__u32 len = 0;
+
+	memcpy(self->cmem, "before the slots", 17);
+	memcpy(self->cmem + 100, "into a slot", 12);
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 17, 0, 1)));
+	ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+	EXPECT_EQ(0, c.status);
+	do {
+		ASSERT_EQ(1, rdx_reap(self->srv, &c, 1, TMO));
+	} while (c.opcode == RDMAXFER_EVENT_CONNECTED);
+	EXPECT_EQ(RDMAXFER_EVENT_RECV, c.opcode);
+	ASSERT_EQ(0, rdx_recv(self->srv, self->sconn, got, sizeof(got), &len));
+	EXPECT_EQ(17, len);
+	EXPECT_STREQ("before the slots", (char *)got);
+	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 2)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 100, 12, 3, 3)));
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	EXPECT_EQ(2, c.user_data);
+	EXPECT_EQ(12, c.bytes);
+	EXPECT_STREQ("into a slot", (char *)self->smem);
+}
+
+/*
+ * Both sides post slots and play ping-pong, reposting one slot per message:
+ * the credits each side announces keep flowing, and the module's own
+ * messages (CREDIT, ADVERT) travel in slots too (a slot one of them took
+ * goes back to the end of the queue: the completion names the slot).
+ */
+TEST_F_TIMEOUT(slots, ping_pong_both_ways, 300)
+{
+	struct rdmaxfer_completion c;
+	unsigned int i, nwin = 0;
+	__u32 win;
+
+	windows_seen = 0;
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, i * 4096, 4096,
+							i)));
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, i * 4096, 4096,
+							i)));
+	}
+	ASSERT_EQ(0, wait_peer_slots(self));
+	for (i = 0; i < 2000; i++) {
+		__u32 s;
+
+		self->cmem[SLEN / 2] = (unsigned char)i;
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, SLEN / 2, 64, i,
+							TAG_SEND)));
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO)) TH_LOG("ping %u", i);
+		ASSERT_EQ(RDMAXFER_OP_RECV, c.opcode);
+		s = c.user_data;
+		ASSERT_GT(4, s);
+		ASSERT_EQ(i, c.imm_data);
+		ASSERT_EQ((unsigned char)i, self->smem[s * 4096]);
+		ASSERT_EQ(0, submit1(self->srv, send_op(self->sconn, self->sbuf, s * 4096, 64, i,
+							TAG_SEND)));
+		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, s * 4096, 4096,
+							s)));
+		/* the server's SEND completes; skip to the client's slot */
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		ASSERT_EQ(TAG_SEND, c.user_data);
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+		while (c.user_data == TAG_SEND) {
+			ASSERT_EQ(0, c.status);
+			ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("pong %u", i);
+		}
+		ASSERT_EQ(RDMAXFER_OP_RECV, c.opcode);
+		s = c.user_data;
+		ASSERT_GT(4, s);
+		ASSERT_EQ(i, c.imm_data);
+		ASSERT_EQ((unsigned char)i, self->cmem[s * 4096]);
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, s * 4096, 4096,
+							s)));
+		/* now and then a window: its ADVERT rides the same receive queue */
+		if (i % 100 == 50) {
+			ASSERT_EQ(0, rdx_expose(self->srv, self->sconn, self->sbuf, SLEN - 65536,
+						65536, RDMAXFER_REMOTE_READ, &win));
+			nwin++;
+		}
+	}
+	/* every window came as an event */
+	while (windows_seen < nwin && next_op(self->cli, &c, 2 * SEC) >= 0 &&
+	       windows_seen < nwin)
+		;
+	EXPECT_EQ(nwin, windows_seen);
+}
+
+/* Counters: RECV completions and their bytes. */
+TEST_F(slots, stats_count_slots)
+{
+	struct rdmaxfer_stats st;
+
+	one_message(_metadata, self, 0, 8192, 0, 5000, 1);
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
+	EXPECT_EQ(1, st.file.ops[RDMAXFER_OP_RECV]);
+	EXPECT_EQ(5000, st.file.bytes[RDMAXFER_OP_RECV]);
+	EXPECT_EQ(1, st.file.recv_msgs);
+	ASSERT_EQ(0, rdx_stats(self->cli, &st));
+	EXPECT_EQ(1, st.file.ops[RDMAXFER_OP_SEND]);
+	EXPECT_EQ(5000, st.file.bytes[RDMAXFER_OP_SEND]);
+}
+
+int main(int argc, char **argv)
+{
+	struct rdmaxfer_info info = { 0 };
+	int fd, r;
+
+	r = test_env_try();
+	if (r) {
+		ksft_print_header();
+		if (r == -2)
+			ksft_exit_fail_msg("%s\n", test_env()->why);
+		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
+	}
+	test_addr4 = test_env()->addr;
+	fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ksft_print_header();
+		ksft_exit_skip(DEVPATH " missing: rdmaxfer.ko is not loaded\n");
+	}
+	if (rdx_get_info(fd, &info) || !(info.features & RDMAXFER_FEATURE_RECV_SLOTS)) {
+		ksft_print_header();
+		ksft_exit_skip("the module has no receive slots (RDMAXFER_FEATURE_RECV_SLOTS)\n");
+	}
+	close(fd);
+	return test_harness_run(argc, argv);
+}
