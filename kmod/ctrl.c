@@ -323,11 +323,13 @@ static void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ct
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		       enum rdmaxfer_msg_type type, u32 length)
 {
-	int ret;
+	int ret = -EAGAIN, err;
 
 	might_sleep();
-	if (wait_event_interruptible(conn->c_wait,
-				     (ret = __rdmaxfer_ctrl_post(conn, ct, type, length)) != -EAGAIN))
+	err = wait_event_interruptible(conn->c_wait,
+				       (ret = __rdmaxfer_ctrl_post(conn, ct, type, length)) !=
+				       -EAGAIN);
+	if (err)
 		ret = -EINTR;
 	if (ret)
 		rdmaxfer_ctrl_unclaim(conn, ct);

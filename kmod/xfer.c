@@ -669,7 +669,7 @@ static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 		.ex.imm_data = cpu_to_be32(req->r_event.ev.imm_data),
 	};
 	struct rdmaxfer_window *lmr;
-	int ret;
+	int ret, err;
 
 	lmr = rdmaxfer_lmr_get(conn, req->r_buf);
 	if (IS_ERR(lmr))
@@ -681,8 +681,9 @@ static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 	if (ret)
 		return ret;
 	atomic_set(&req->r_pending, 1);
-	if (wait_event_interruptible(conn->c_wait,
-				     (ret = rdmaxfer_send_zc_post(req, &wr)) != -EAGAIN))
+	err = wait_event_interruptible(conn->c_wait,
+				       (ret = rdmaxfer_send_zc_post(req, &wr)) != -EAGAIN);
+	if (err)
 		ret = -EINTR;
 	if (ret) {
 		if (ret != -ENOTCONN && ret != -EINTR)

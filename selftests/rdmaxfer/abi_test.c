@@ -77,7 +77,7 @@ TEST(constants)
 
 TEST(info_layout)
 {
-	EXPECT_EQ(96, sizeof(struct rdmaxfer_info));
+	EXPECT_EQ(104, sizeof(struct rdmaxfer_info));
 	OFF(rdmaxfer_info, size, 0);
 	OFF(rdmaxfer_info, flags, 4);
 	OFF(rdmaxfer_info, abi_version, 8);
@@ -92,6 +92,8 @@ TEST(info_layout)
 	OFF(rdmaxfer_info, max_batch, 84);
 	OFF(rdmaxfer_info, max_pending, 88);
 	OFF(rdmaxfer_info, max_objects, 92);
+	OFF(rdmaxfer_info, max_recv_slots, 96);
+	OFF(rdmaxfer_info, min_recv_size, 100);
 }
 
 TEST(list_devices_layout)
@@ -329,7 +331,7 @@ TEST(recv_layout)
 
 TEST(conn_info_layout)
 {
-	EXPECT_EQ(96, sizeof(struct rdmaxfer_conn_info));
+	EXPECT_EQ(104, sizeof(struct rdmaxfer_conn_info));
 	OFF(rdmaxfer_conn_info, size, 0);
 	OFF(rdmaxfer_conn_info, flags, 4);
 	OFF(rdmaxfer_conn_info, conn_id, 8);
@@ -342,6 +344,8 @@ TEST(conn_info_layout)
 	OFF(rdmaxfer_conn_info, max_send_size, 76);
 	OFF(rdmaxfer_conn_info, max_op_size, 80);
 	OFF(rdmaxfer_conn_info, max_window_size, 88);
+	OFF(rdmaxfer_conn_info, max_msg_size, 96);
+	OFF(rdmaxfer_conn_info, conn_flags, 100);
 }
 
 TEST(counters_layout)

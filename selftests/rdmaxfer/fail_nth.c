@@ -632,6 +632,96 @@ static int undo_submit(int err)
 	return 0;
 }
 
+/* Wait until @fd's side of @conn knows that its peer posted receive slots. */
+static int peer_slots(int fd, __u32 conn)
+{
+	struct rdmaxfer_conn_info ci;
+	__s64 end = now_ns() + CALL_TMO;
+
+	do {
+		if (rdx_query_conn(fd, conn, &ci))
+			return -1;
+		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -1;
+}
+
+/* The next operation completion on @fd, or -1. */
+static int reap_op(int fd, struct rdmaxfer_completion *c)
+{
+	int n;
+
+	do
+		n = rdx_reap(fd, c, 1, CALL_TMO);
+	while (n == 1 && c->opcode >= 0x100);
+	return n == 1 ? 0 : -1;
+}
+
+/* A slot on the client's side of the connection. */
+static int call_recv(void)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_RECV, s.cconn, s.cbuf, 8192, 0, 0, 4096, 0x5eed);
+
+	return rdx_submit(s.cli, &op, 1, NULL);
+}
+
+/* A posted slot takes the next message of the peer, exactly once. */
+static int undo_recv(int err)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, s.sconn, s.sbuf, 0, 0, 0, 8, 0x5e4d);
+	struct rdmaxfer_completion c;
+
+	if (err)
+		return 0;
+	if (peer_slots(s.srv, s.sconn) || rdx_submit(s.srv, &op, 1, NULL) ||
+	    reap_op(s.srv, &c) || c.status) {
+		ksft_print_msg("SUBMIT RECV: the peer could not send into the slot\n");
+		return -1;
+	}
+	if (reap_op(s.cli, &c) || c.user_data != 0x5eed || c.status || c.bytes != 8) {
+		ksft_print_msg("SUBMIT RECV: the slot did not complete once with the message\n");
+		return -1;
+	}
+	return drain(50 * MS) ? -1 : 0;
+}
+
+/* A slot on the server's side, for a zero-copy SEND of the client. */
+static int prep_send_slot(void)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_RECV, s.sconn, s.sbuf, 8192, 0, 0, 4096, 0x510);
+
+	if (rdx_submit(s.srv, &op, 1, NULL))
+		return -1;
+	return peer_slots(s.cli, s.cconn);
+}
+
+static int call_send_slot(void)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_SEND, s.cconn, s.cbuf, 0, 0, 0, 64, 0x5eed);
+
+	return rdx_submit(s.cli, &op, 1, NULL);
+}
+
+/* Posted: the SEND completes once, into one slot. */
+static int undo_send_slot(int err)
+{
+	struct rdmaxfer_completion c;
+
+	if (err)
+		return 0;
+	if (reap_op(s.cli, &c) || c.user_data != 0x5eed || c.status) {
+		ksft_print_msg("zero-copy SEND: no completion, or an error\n");
+		return -1;
+	}
+	if (reap_op(s.srv, &c) || c.user_data != 0x510 || c.status || c.bytes != 64) {
+		ksft_print_msg("zero-copy SEND: the slot did not get it\n");
+		return -1;
+	}
+	return drain(50 * MS) ? -1 : 0;
+}
+
 static int prep_close_conn(void)
 {
 	if (rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &tmp_conn, NULL))
@@ -704,6 +794,11 @@ int main(int argc, char **argv)
 		{ "CLOSE listener", prep_close_listener, call_close_listener, NULL,
 		  undo_close_listener },
 	};
+	const struct path slot_paths[] = {
+		{ "SUBMIT RECV", NULL, call_recv, check_submit, undo_recv },
+		{ "SUBMIT SEND into a slot", prep_send_slot, call_send_slot, check_submit,
+		  undo_send_slot },
+	};
 	unsigned int i;
 	const char *why;
 
@@ -728,7 +823,8 @@ int main(int argc, char **argv)
 	if (setup())
 		ksft_exit_fail_msg("setting up a connection on %s failed: %s\n", addr4,
 				   strerror(errno));
-	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) + 2);
+	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) +
+		      sizeof(slot_paths) / sizeof(slot_paths[0]) + 2);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		sweep(&paths[i]);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -737,6 +833,9 @@ int main(int argc, char **argv)
 		op_kind = ops[i].op;
 		sweep(&p);
 	}
+	/* after the copy path: once a side posted slots, its peer's SENDs go zero-copy */
+	for (i = 0; i < sizeof(slot_paths) / sizeof(slot_paths[0]); i++)
+		sweep(&slot_paths[i]);
 	if (access(FI_CM "space", F_OK)) {
 		ksft_test_result_skip("CM setup: no " FI_CM " (a module without it, or no debugfs)\n");
 	} else {

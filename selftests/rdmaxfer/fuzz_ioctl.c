@@ -270,7 +270,7 @@ static void fuzz_submit(struct rng *r, unsigned int slot, unsigned char *scratch
 
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < n; i++) {
-		ops[i].opcode = below(r, 9) == 0 ? (__u16)edge(r) : 1 + below(r, 6);
+		ops[i].opcode = below(r, 9) == 0 ? (__u16)edge(r) : 1 + below(r, 7);
 		ops[i].conn_id = pick_id(r, slot, K_CONN);
 		ops[i].buf_id = pick_id(r, slot, K_BUF);
 		ops[i].window_id = pick_id(r, slot, K_RWIN);

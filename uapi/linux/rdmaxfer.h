@@ -777,8 +777,8 @@ struct rdmaxfer_conn_info {
 };
 
 /* struct rdmaxfer_conn_info.conn_flags */
-#define RDMAXFER_CONN_F_RECV_SLOTS	_BITUL(0)	/* the peer's SENDs can land in our slots */
-#define RDMAXFER_CONN_F_PEER_SLOTS	_BITUL(1)	/* the peer posted slots: our SENDs are zero-copy */
+#define RDMAXFER_CONN_F_RECV_SLOTS	_BITUL(0)	/* RECV works: the peer speaks slots */
+#define RDMAXFER_CONN_F_PEER_SLOTS	_BITUL(1)	/* the peer posted slots: zero-copy SEND */
 
 #define RDMAXFER_IOC_QUERY_CONN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_QUERY_CONN)
 
