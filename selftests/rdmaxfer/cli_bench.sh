@@ -5,8 +5,10 @@
 # in one guest (both ends on one RDMA device): the JSON of ping (percentiles in order,
 # count, histogram) for send, write and read; bench rows for write, read and
 # send (bandwidth and message rate agree, iterations as asked), a sweep,
-# several connections, both directions, --duration; the error contract (a
-# SEND larger than max_send_size -> exit 2, larger than the window -> exit 1,
+# several connections, both directions, --duration, one-way SENDs past
+# max_send_size into serve's receive slots; the error contract (a copied
+# SEND larger than max_send_size, a SEND larger than max_msg_size -> exit
+# 2, larger than the window -> exit 1,
 # no server -> exit 1, usage -> exit 2, one line each); the module counted no
 # errors for all that, serve printed none of the bench messages and still
 # serves a verified write.  Iterations are small: TCG is slow.
@@ -62,7 +64,7 @@ bench_ok()
 			"$tmp/$_n.out" >/dev/null
 }
 
-ktap_plan 19
+ktap_plan 20
 
 run stats0 rdmaxfer stats --json
 
@@ -136,14 +138,24 @@ r=$?
 [ $r -eq 0 ] || show duration.out duration.err
 ktap_result "bench_duration" $r
 
+# one way, serve posts receive slots: SENDs go zero-copy, past max_send_size
+bench_ok slots 3 -1 --op send --sweep 4089:16356 --iters 20 &&
+	jq -e '[.rows[].iters] == [20, 20, 20]' "$tmp/slots.out" >/dev/null
+r=$?
+[ $r -eq 0 ] || show slots.out slots.err
+ktap_result "bench_send_into_slots_past_max_send_size" $r
+
 # --- errors -----------------------------------------------------------------
-run toobig rdmaxfer bench $HOST --port $PORT --op send --size 4089 --iters 10
+run toobig rdmaxfer bench $HOST --port $PORT --op send --size 4089 --iters 10 --bidir
 r1=$rc
 run toobigp rdmaxfer ping $HOST --port $PORT --op send --size 8K --count 10
+r2=$rc
+run toobigm rdmaxfer bench $HOST --port $PORT --op send --size 2G --iters 1
 [ $r1 -eq 2 ] && one_error_line toobig 'max_send_size' &&
-	[ $rc -eq 2 ] && one_error_line toobigp 'max_send_size' && [ ! -s "$tmp/toobig.out" ]
+	[ $r2 -eq 2 ] && one_error_line toobigp 'max_send_size' && [ ! -s "$tmp/toobig.out" ] &&
+	[ $rc -eq 2 ] && one_error_line toobigm 'max_msg_size'
 r=$?
-[ $r -eq 0 ] || show toobig.out toobig.err toobigp.err
+[ $r -eq 0 ] || show toobig.out toobig.err toobigp.err toobigm.err
 ktap_result "send_larger_than_max_send_size_exit_2" $r
 
 run window rdmaxfer bench $HOST --port $PORT --op write --size 8M --iters 10

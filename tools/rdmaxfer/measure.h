@@ -167,8 +167,12 @@ int bench_event(struct session *s, const struct rdmaxfer_completion *c);
 void bench_op_failed(struct session *s, const struct rdmaxfer_completion *c, unsigned int left);
 /* Ask the server for its CPU counters.  Returns 0 or -1 (printed). */
 int bench_server_cpu(struct session *s, struct srv_cpu *c);
-/* Put a connection in SINK or ECHO mode (PROTO_BF_*); 0 or -1 (printed). */
-int bench_begin(struct session *s, uint32_t mode);
+/*
+ * Put a connection in SINK or ECHO mode (PROTO_BF_*), asking for @nslots
+ * receive slots for messages of up to @slot_len bytes (0: none, the copy
+ * path; proto.h, 3.); 0 or -1 (printed).
+ */
+int bench_begin(struct session *s, uint32_t mode, uint64_t slot_len, uint64_t nslots);
 /* End bench mode: the server's count of data messages and bytes. */
 int bench_end(struct session *s, uint64_t *msgs, uint64_t *bytes);
 

@@ -167,9 +167,10 @@ int bench_server_cpu(struct session *s, struct srv_cpu *c)
 	return 0;
 }
 
-int bench_begin(struct session *s, uint32_t mode)
+int bench_begin(struct session *s, uint32_t mode, uint64_t slot_len, uint64_t nslots)
 {
-	struct proto_msg req = { .type = PROTO_BENCH_BEGIN, .flags = mode }, rep;
+	struct proto_msg req = { .type = PROTO_BENCH_BEGIN, .flags = mode, .length = slot_len,
+				 .round_len = nslots }, rep;
 
 	if (session_call(s, &req, PROTO_BENCH_READY, &rep)) {
 		bench_abort = 1;
@@ -687,6 +688,17 @@ static int bench_sock(const struct bench_opts *o, const uint64_t *sizes, unsigne
 }
 
 /* Connect everything and check the sizes against the server's limits. */
+/* Does serve post receive slots for this benchmark (SEND, one way, a peer that speaks them)? */
+static bool bench_slots(const struct bench_opts *o, const struct session *s)
+{
+	return o->op == BOP_SEND && !o->bidir && (s->ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
+}
+
+static uint32_t bench_max_send(const struct bench_opts *o, const struct session *s)
+{
+	return bench_slots(o, s) ? s->ci.max_msg_size : s->ci.max_send_size;
+}
+
 static int bench_setup(struct bench_run *r)
 {
 	const struct bench_opts *o = r->o;
@@ -708,11 +720,16 @@ static int bench_setup(struct bench_run *r)
 			return EXIT_FAIL;
 		if (i)
 			continue;
-		/* the limits, from the first connection */
-		if (o->op == BOP_SEND && o->size_max > bc->s.ci.max_send_size)
-			return usage_error("bench ", "a SEND of %llu bytes is larger than the largest message %s accepts (max_send_size %u bytes)",
+		/*
+		 * The limits, from the first connection.  A SEND into the
+		 * receive slots serve posts (sink mode, a peer that has them)
+		 * may be as long as both ports allow; else it is copied.
+		 */
+		if (o->op == BOP_SEND && o->size_max > bench_max_send(o, &bc->s))
+			return usage_error("bench ", "a SEND of %llu bytes is larger than the largest message %s accepts (%s %u bytes)",
 					   (unsigned long long)o->size_max, bc->s.peer,
-					   bc->s.ci.max_send_size);
+					   bench_slots(o, &bc->s) ? "max_msg_size" : "max_send_size",
+					   bench_max_send(o, &bc->s));
 		if (o->op != BOP_SEND && o->size_max > bc->s.window_len) {
 			format_bytes(o->size_max, a, sizeof(a));
 			format_bytes(bc->s.window_len, b, sizeof(b));
@@ -764,7 +781,8 @@ static int bench_size(struct bench_run *r, uint64_t size, struct bench_row *row)
 		r->nslots = 1;
 	if (o->op == BOP_SEND)
 		for (i = 0; i < o->conns; i++)
-			if (bench_begin(&r->c[i].s, o->bidir ? PROTO_BF_ECHO : PROTO_BF_SINK))
+			if (bench_begin(&r->c[i].s, o->bidir ? PROTO_BF_ECHO : PROTO_BF_SINK,
+					bench_slots(o, &r->c[i].s) ? o->size_max : 0, r->depth))
 				return -1;
 	cpu_snap(&c0);
 	if (bench_server_cpu(&r->c[0].s, &sv0))

@@ -264,7 +264,7 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 			fail("out of memory");
 			goto out;
 		}
-		if (bench_begin(&s, PROTO_BF_ECHO))
+		if (bench_begin(&s, PROTO_BF_ECHO, 0, 0))
 			goto out;
 	}
 

@@ -70,6 +70,18 @@
  *    got exactly what it sent.  Data messages never look like control
  *    messages (proto_looks_like_ctl()).
  *
+ *    BENCH_BEGIN may ask for receive slots: length = the largest message
+ *    to come, round_len = how many the client keeps in flight.  The
+ *    server then posts that many slots (at most 128 and 16 MiB, at least
+ *    4, each at least 4 KiB) for the connection before it answers, and
+ *    the client's SENDs land there with no copy from then on (the
+ *    kernel's announcement of the slots travels ahead of BENCH_READY);
+ *    its control messages too, which the server tells apart as always.
+ *    The slots stay until the connection ends.  BENCH_READY's status:
+ *    EOPNOTSUPP (the client's kernel has no slots), EMSGSIZE (longer than
+ *    the connection's max_msg_size), ENOMEM, EINVAL (slots posted before
+ *    were shorter).
+ *
  *    CPU_REQ asks for the server's CPU use now: CPU carries offset = CPU
  *    time of the serve process (user + system, all threads) in
  *    microseconds, length and round_len = busy and total ticks of all CPUs

@@ -40,7 +40,11 @@
  *    ring of ECHO_SLOTS registered message buffers: a message is RECV'd
  *    straight into a free slot, whose SEND is batched with the others of
  *    the same REAP round; with no free slot the connection's messages wait
- *    in the kernel until a SEND completes);
+ *    in the kernel until a SEND completes).  A BENCH_BEGIN that asks for
+ *    receive slots gets them posted on its connection (slots_post()): the
+ *    client's messages then land there with no copy and are handled from
+ *    the slot's completion, which goes back on the connection at the end
+ *    of the REAP round (echoed: when its echo is sent);
  *  - WRITE_IMM events end a write round: the round is saved to --out (a
  *    write truncates --out first, so --out holds the last write's data, and
  *    for a write at offset O also window bytes [0, O) as they are then),
@@ -91,6 +95,10 @@
 #define ECHO_SLOTS		256	/* echo messages in flight, all connections */
 #define ECHO_TAG		(1ull << 62)	/* user_data of echo SENDs */
 #define ECHO_STALL_S		2	/* an echo not sent by then: drop its client */
+#define SLOT_TAG		(1ull << 61)	/* user_data of a connection's receive slots */
+#define SLOT_ECHO_TAG		(1ull << 60)	/* ... of an echo SENT from one */
+#define SLOTS_MAX		128	/* receive slots per connection */
+#define SLOTS_BYTES		(16u << 20)	/* ... and their memory, at most */
 
 struct sconn {
 	uint32_t id;			/* connection id, 0: free slot */
@@ -115,6 +123,14 @@ struct sconn {
 	uint64_t bench_msgs;		/* all bench messages of the connection */
 	bool recv_pending;		/* RECV events not handled yet */
 	bool echo_blocked;		/* no free echo slot: wait for a SEND */
+	/*
+	 * Receive slots, posted at a BENCH_BEGIN that asks for them: from
+	 * then on the client's SENDs land there with no copy, its control
+	 * messages too.
+	 */
+	unsigned char *slots;		/* nslots * slot_len bytes, registered */
+	uint32_t slots_buf;		/* their buffer, 0: none */
+	uint32_t nslots, slot_len;
 };
 
 struct server {
@@ -160,6 +176,8 @@ struct server {
 	unsigned int echo_nfree;
 	struct rdmaxfer_op echo_ops[REAP_MAX];	/* echo SENDs not submitted yet */
 	unsigned int echo_nops;
+	struct rdmaxfer_op repost_ops[REAP_MAX];	/* slots to post again */
+	unsigned int repost_nops;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -257,6 +275,107 @@ static void close_id(struct server *srv, uint32_t id)
 }
 
 static void finish_conn(struct server *srv, struct sconn *sc, int status);
+
+/* Free a connection's receive slots (CLOSE has completed them all). */
+static void slots_free(struct server *srv, struct sconn *sc)
+{
+	unsigned int i;
+
+	if (sc->slots_buf)
+		rdx_dereg_buf(srv->fd, sc->slots_buf);
+	if (sc->slots)
+		munmap(sc->slots, (size_t)sc->nslots * sc->slot_len);
+	/* reposts not submitted yet name the buffer */
+	for (i = 0; i < srv->repost_nops; i++)
+		if (srv->repost_ops[i].conn_id == sc->id)
+			srv->repost_ops[i].conn_id = 0;
+	sc->slots = NULL;
+	sc->slots_buf = 0;
+	sc->nslots = 0;
+}
+
+/*
+ * Post receive slots for the client's messages of up to @len bytes, about
+ * @want of them (within SLOTS_MAX and SLOTS_BYTES).  Returns 0 or the errno.
+ */
+static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64_t want)
+{
+	struct rdmaxfer_op ops[SLOTS_MAX];
+	struct rdmaxfer_conn_info ci;
+	uint32_t n, i, posted;
+	int err;
+
+	if (sc->slots)
+		return len <= sc->slot_len ? 0 : EINVAL;
+	err = rdx_query_conn(srv->fd, sc->id, &ci);
+	if (err)
+		return err;
+	if (!(ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS))
+		return EOPNOTSUPP;
+	if (len < 4096)
+		len = 4096;	/* room for control messages and small sizes alike */
+	if (len > ci.max_msg_size)
+		return EMSGSIZE;
+	n = want < SLOTS_MAX ? (uint32_t)want : SLOTS_MAX;
+	if ((uint64_t)n * len > SLOTS_BYTES)
+		n = (uint32_t)(SLOTS_BYTES / len);
+	if (n < 4)
+		n = 4;
+	sc->slot_len = (uint32_t)len;
+	sc->nslots = n;
+	sc->slots = mmap(NULL, (size_t)n * len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (sc->slots == MAP_FAILED) {
+		sc->slots = NULL;
+		return ENOMEM;
+	}
+	err = rdx_reg_buf(srv->fd, sc->slots, (uint64_t)n * len,
+			  RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sc->slots_buf);
+	for (i = 0; !err && i < n; i++) {
+		memset(&ops[i], 0, sizeof(ops[i]));
+		ops[i].opcode = RDMAXFER_OP_RECV;
+		ops[i].conn_id = sc->id;
+		ops[i].buf_id = sc->slots_buf;
+		ops[i].buf_offset = (uint64_t)i * len;
+		ops[i].length = len;
+		ops[i].user_data = SLOT_TAG | i;
+	}
+	for (i = 0; !err && i < n; i += posted)
+		err = rdx_submit(srv->fd, &ops[i], n - i, &posted);
+	if (err)
+		slots_free(srv, sc);
+	return err;
+}
+
+/* Post the slots collected in repost_ops again (one SUBMIT). */
+static void flush_reposts(struct server *srv)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < srv->repost_nops; i++)
+		if (srv->repost_ops[i].conn_id)
+			srv->repost_ops[n++] = srv->repost_ops[i];
+	/* a connection that went down takes its slots with it: nothing to do */
+	if (n)
+		rdx_submit(srv->fd, srv->repost_ops, n, NULL);
+	srv->repost_nops = 0;
+}
+
+static void repost_slot(struct server *srv, struct sconn *sc, uint32_t slot)
+{
+	struct rdmaxfer_op *op;
+
+	if (srv->repost_nops == REAP_MAX)
+		flush_reposts(srv);
+	op = &srv->repost_ops[srv->repost_nops++];
+	memset(op, 0, sizeof(*op));
+	op->opcode = RDMAXFER_OP_RECV;
+	op->conn_id = sc->id;
+	op->buf_id = sc->slots_buf;
+	op->buf_offset = (uint64_t)slot * sc->slot_len;
+	op->length = sc->slot_len;
+	op->user_data = SLOT_TAG | slot;
+}
 
 /* Close a connection on our side (its error was printed) and finish it. */
 static void drop_conn(struct server *srv, struct sconn *sc)
@@ -389,6 +508,7 @@ static void finish_conn(struct server *srv, struct sconn *sc, int status)
 	    (unsigned long long)sc->msgs, sc->msgs == 1 ? "" : "s",
 	    (unsigned long long)sc->msg_bytes, now_sec() - sc->start, how);
 	close_id(srv, sc->id);		/* revokes its window; the buffer stays */
+	slots_free(srv, sc);
 	sc->id = 0;
 	srv->nactive--;
 	srv->finished++;
@@ -528,6 +648,7 @@ static void cpu_answer(struct proto_msg *r)
 }
 
 static void flush_echoes(struct server *srv);
+static void slot_echo_done(struct server *srv, uint32_t conn_id, uint64_t user_data);
 
 static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_msg *m)
 {
@@ -578,6 +699,12 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		if (m->flags == PROTO_BF_ECHO && !srv->echo) {
 			r.status = ENOMEM;
 			break;
+		}
+		/* length: the largest message to come, round_len: how many in flight */
+		if (m->length) {
+			r.status = (uint32_t)slots_post(srv, sc, m->length, m->round_len);
+			if (r.status)
+				break;
 		}
 		sc->bench = m->flags;
 		sc->b_msgs = 0;
@@ -694,9 +821,12 @@ static void flush_echoes(struct server *srv)
 		break;
 	}
 	/* slots of echoes that were not posted are free again */
-	for (i = 0; i < n; i++)
-		if (ops[i].user_data)
+	for (i = 0; i < n; i++) {
+		if (ops[i].user_data & SLOT_ECHO_TAG)
+			slot_echo_done(srv, ops[i].conn_id, ops[i].user_data);
+		else if (ops[i].user_data)
 			srv->echo_free[srv->echo_nfree++] = (uint32_t)(ops[i].user_data & ~ECHO_TAG);
+	}
 	srv->echo_nops = 0;
 }
 
@@ -784,6 +914,67 @@ static void handle_recv(struct server *srv, struct sconn *sc)
 		srv->msg_bytes += len;
 		output_message(srv, p, len);
 	}
+}
+
+/*
+ * A receive slot completed: a control message, or the client's data, in
+ * place (no RECV).  The slot goes back on the connection at the end of the
+ * REAP round, or, echoed, once its echo is sent.
+ */
+static void handle_slot(struct server *srv, struct sconn *sc, const struct rdmaxfer_completion *c)
+{
+	uint32_t slot = (uint32_t)(c->user_data & 0xffffff), len = (uint32_t)c->bytes;
+	struct rdmaxfer_op *op;
+	struct proto_msg m;
+	unsigned char *p;
+
+	if (c->status || !sc->slots || slot >= sc->nslots)
+		return;		/* flushed: the connection is going */
+	p = sc->slots + (uint64_t)slot * sc->slot_len;
+	if (!proto_decode(&m, p, len)) {
+		repost_slot(srv, sc, slot);
+		flush_echoes(srv);	/* answers go after the echoes of earlier messages */
+		handle_ctl(srv, sc, &m);	/* may drop the connection */
+		return;
+	}
+	if (!sc->bench) {
+		sc->msgs++;
+		sc->msg_bytes += len;
+		srv->msgs++;
+		srv->msg_bytes += len;
+		output_message(srv, p, len);
+		repost_slot(srv, sc, slot);
+		return;
+	}
+	sc->b_msgs++;
+	sc->b_bytes += len;
+	sc->bench_msgs++;
+	srv->bench_msgs++;
+	srv->bench_bytes += len;
+	if (sc->bench != PROTO_BF_ECHO) {
+		repost_slot(srv, sc, slot);
+		return;
+	}
+	if (srv->echo_nops == REAP_MAX)
+		flush_echoes(srv);
+	op = &srv->echo_ops[srv->echo_nops++];
+	memset(op, 0, sizeof(*op));
+	op->opcode = RDMAXFER_OP_SEND;
+	op->conn_id = sc->id;
+	op->buf_id = sc->slots_buf;
+	op->buf_offset = (uint64_t)slot * sc->slot_len;
+	op->length = len;
+	op->user_data = SLOT_ECHO_TAG | slot;
+}
+
+/* An echo sent from a receive slot completed (or was not sent): repost the slot. */
+static void slot_echo_done(struct server *srv, uint32_t conn_id, uint64_t user_data)
+{
+	struct sconn *sc = find_conn(srv, conn_id);
+	uint32_t slot = (uint32_t)(user_data & 0xffffff);
+
+	if (sc && sc->slots && slot < sc->nslots)
+		repost_slot(srv, sc, slot);
 }
 
 /* A WRITE_IMM landed: the end of a round (proto.h). */
@@ -880,6 +1071,10 @@ static int reap_all(struct server *srv)
 				accept_all(srv);
 				continue;
 			}
+			if (c[i].opcode == RDMAXFER_OP_SEND && (c[i].user_data & SLOT_ECHO_TAG)) {
+				slot_echo_done(srv, c[i].conn_id, c[i].user_data);
+				continue;
+			}
 			if (c[i].opcode == RDMAXFER_OP_SEND && (c[i].user_data & ECHO_TAG)) {
 				echo_done(srv, c[i].user_data);
 				continue;
@@ -912,6 +1107,9 @@ static int reap_all(struct server *srv)
 			case RDMAXFER_EVENT_RECV:
 				sc->recv_pending = true;
 				break;
+			case RDMAXFER_OP_RECV:
+				handle_slot(srv, sc, &c[i]);
+				break;
 			case RDMAXFER_EVENT_WRITE_IMM:
 				handle_imm(srv, sc, &c[i]);
 				break;
@@ -924,6 +1122,7 @@ static int reap_all(struct server *srv)
 			}
 		}
 		recv_marked(srv);
+		flush_reposts(srv);
 	} while (n == REAP_MAX);
 	return 0;
 }

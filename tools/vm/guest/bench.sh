@@ -119,7 +119,7 @@ conns()
 }
 
 max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
-say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND is bounded by max_send_size=$max_send"
+say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND into serve's receive slots (copy path: max_send_size=$max_send)"
 
 if [ "$QUICK" = quick ]; then
 	bw write 65536 200 16
@@ -131,7 +131,11 @@ else
 		bw $op 1048576 100 16
 		bw $op 4194304 25 4
 	done
-	bw send 4000 5000 128
+	# SEND lands zero-copy in receive slots serve posts (sink mode)
+	bw send 4096 5000 128
+	bw send 65536 1000 128
+	bw send 1048576 100 16
+	bw send 64 10000 128
 	bw write 64 10000 128
 	bw read 64 10000 128
 	lat write 1000
