@@ -16,6 +16,11 @@
  *   advert0    an ADVERT with nsegs 0
  *   advertovf  an ADVERT whose segment addr + length overflows 64 bits
  *   writedone  a WRITE_DONE naming a window the server never exposed
+ *   skip       an empty SEND (a skip) to a server that posted no slots
+ *   immctl     a well-formed CREDIT message sent as SEND_WITH_IMM (a user
+ *              message in a control buffer)
+ *   runs       a CREDIT message announcing a slot, from a peer whose hello
+ *              (this one's) did not say it speaks slots
  *
  * and waits up to 5 s for the server to disconnect.  Mode `valid` sends a
  * well-formed empty CREDIT message instead: the control case, which must
@@ -94,6 +99,7 @@
  *                      or SIGUSR1, and prints "end kept K dropped D".
  *                      Exit 0, or 2 when not one connection came up.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
@@ -628,6 +634,12 @@ static int post_send_msg(struct peer *pr, uint32_t len)
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
+	if (!len)
+		wr.num_sge = 0;		/* mode skip: an empty message */
+	if (!strcmp(mode, "immctl")) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htonl(7);
+	}
 	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
 		msg("ibv_post_send: failed");
 		return -1;
@@ -1054,7 +1066,17 @@ static int build(uint8_t *m, uint32_t server_win)
 		memset(p, 'x', 32);
 		return RX_HDR_LEN + 32;
 	}
-	if (!strcmp(mode, "valid")) {
+	if (!strcmp(mode, "skip"))
+		return 0;
+	if (!strcmp(mode, "runs")) {
+		/* one run: a slot of 64 bytes */
+		put16(m, RX_MSG_CREDIT);
+		put32(m + 4, 8);
+		put32(p + 0, 1);
+		put32(p + 4, 0x80000040u);
+		return RX_HDR_LEN + 8;
+	}
+	if (!strcmp(mode, "valid") || !strcmp(mode, "immctl")) {
 		put16(m, RX_MSG_CREDIT);
 		put32(m + 4, 0);
 		return RX_HDR_LEN;
@@ -1226,7 +1248,8 @@ int main(int argc, char **argv)
 	/* each mode and the number of arguments it takes after MODE */
 	static const struct { const char *name; int args; } modes[] = {
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
-		{ "advertovf", 0 }, { "writedone", 0 }, { "valid", 0 }, { "advaddr", 0 },
+		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
+		{ "runs", 0 }, { "valid", 0 }, { "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { NULL, 0 },
 	};
