@@ -464,7 +464,7 @@ reject_later:
 	return 0;
 reject_free:
 	rdmaxfer_obj_fini(&conn->c_obj);
-	kfree(conn);
+	rdmaxfer_conn_free(conn);
 reject:
 	rdmaxfer_reject(id, reason);
 	return 1;
@@ -809,7 +809,7 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	ret = rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret) {
 		rdmaxfer_obj_fini(&conn->c_obj);
-		kfree(conn);
+		rdmaxfer_conn_free(conn);
 		return ret;
 	}
 	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &conn->c_obj, RDMA_PS_TCP,

@@ -192,6 +192,7 @@ void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 	conn->c_rw_free += nrw;
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
+	rdmaxfer_echo_kick(conn);	/* an echo may wait for room */
 }
 
 /**
@@ -422,6 +423,21 @@ void rdmaxfer_fault_exit(void)
 #endif
 
 /**
+ * rdmaxfer_conn_free - free a connection's memory
+ * @conn: the connection: never set up, or released
+ *
+ * The error paths of its creation, before the first reference was handed
+ * out, call it after rdmaxfer_obj_fini(); rdmaxfer_conn_release() at the
+ * end of its life.
+ */
+void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
+{
+	kfree(conn->c_tx_caps);
+	kfree(conn->c_rx_caps);
+	kfree(conn);
+}
+
+/**
  * rdmaxfer_conn_alloc - allocate and initialise a connection
  * @rf: the file it belongs to
  *
@@ -438,9 +454,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	conn->c_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	conn->c_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!conn->c_tx_caps || !conn->c_rx_caps) {
-		kfree(conn->c_tx_caps);
-		kfree(conn->c_rx_caps);
-		kfree(conn);
+		rdmaxfer_conn_free(conn);
 		return NULL;
 	}
 	rdmaxfer_obj_init(&conn->c_obj, rf, RDMAXFER_OBJ_CONN);
@@ -455,6 +469,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_windows);
 	INIT_LIST_HEAD(&conn->c_held_recvs);
 	INIT_LIST_HEAD(&conn->c_held_slots);
+	INIT_LIST_HEAD(&conn->c_echo_wait);
 	conn->c_skip_cqe.done = rdmaxfer_skip_done;
 	INIT_LIST_HEAD(&conn->c_lmrs);
 	mutex_init(&conn->c_lmr_lock);
@@ -755,7 +770,5 @@ void rdmaxfer_conn_release(struct rdmaxfer_conn *conn)
 	WARN_ON_ONCE(conn->c_qp || conn->c_id || conn->c_dev);
 	rdmaxfer_msgs_free(conn);	/* kept after teardown: RECV may still take them */
 	xa_destroy(&conn->c_peer_wins);
-	kfree(conn->c_tx_caps);
-	kfree(conn->c_rx_caps);
-	kfree(conn);
+	rdmaxfer_conn_free(conn);
 }

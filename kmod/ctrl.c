@@ -32,6 +32,13 @@
  * that holds its credit keeps its entry off the queue (c_held_recvs,
  * c_held_slots) until the user takes what it brought (rdmaxfer_conn_grant()).
  *
+ * Echo slots (krping's idea, for two-sided ping-pong): a user message in
+ * one is sent straight back from the slot by the receive handler
+ * (c_echo_wait keeps the order while credits or a fitting slot of the peer
+ * are missing, rdmaxfer_echo_kick() posts them when those come), and the
+ * slot goes back on the queue when that SEND completes, so a ping costs
+ * the echoing host no system call and no wake-up.
+ *
  * Every received message is validated in rdmaxfer_handle_msg() (type,
  * length, credits, every field; overflow-checked); a bad one drops the
  * connection (-EPROTO), nothing else.  The receive CQ polls from a work
@@ -485,9 +492,109 @@ int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, boo
 	return ret;
 }
 
+static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * Post the echo of an echo slot: its message back to the peer, from the
+ * slot, into a slot of the peer it fits (with skips before it, as for any
+ * SEND).  c_lock held.  -EAGAIN: not now (credits, a fitting slot, a WR).
+ */
+static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req)
+{
+	struct ib_sge sge[RDMAXFER_MAX_MSG_SGES];
+	struct ib_send_wr wr = {
+		.wr_cqe = &req->r_atomic_cqe,
+		.sg_list = sge,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(req->r_echo_imm),
+	};
+	u32 left = req->r_echo_len, i;
+	int ret;
+
+	lockdep_assert_held(&conn->c_lock);
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
+		return -ENOTCONN;
+	if (conn->c_credits < 2 || !conn->c_wr_free)
+		return -EAGAIN;
+	for (i = 0; i < req->r_nsge && left; i++) {
+		sge[i] = req->r_sge[i];
+		sge[i].length = min(sge[i].length, left);
+		left -= sge[i].length;
+	}
+	wr.num_sge = i;
+	/* claim the credit and the WR of the echo itself, then skip */
+	conn->c_credits--;
+	conn->c_wr_free--;
+	ret = rdmaxfer_tx_place(conn, req->r_echo_len, true);
+	if (!ret) {
+		req->r_atomic_cqe.done = rdmaxfer_echo_done;
+		ret = ib_post_send(conn->c_qp, &wr, NULL);
+	}
+	if (!ret) {
+		conn->c_tx_seq++;
+	} else {
+		conn->c_credits++;
+		conn->c_wr_free++;
+	}
+	return ret;
+}
+
+/**
+ * rdmaxfer_echo_kick - post the echoes that wait, in the order they came
+ * @conn: the connection
+ *
+ * Called when what an echo may wait for arrives: credits (a CREDIT
+ * message), send-queue room, the previous echo's completion.
+ *
+ * Context: any context that may take a spinlock.
+ */
+void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_req *req;
+	int ret = 0;
+
+	if (list_empty(&conn->c_echo_wait))
+		return;
+	spin_lock_bh(&conn->c_lock);
+	while ((req = list_first_entry_or_null(&conn->c_echo_wait, struct rdmaxfer_req,
+					       r_held_entry))) {
+		ret = rdmaxfer_echo_post(conn, req);
+		if (ret)
+			break;
+		list_del_init(&req->r_held_entry);
+	}
+	spin_unlock_bh(&conn->c_lock);
+	/* what stays is completed by the teardown (rdmaxfer_held_slots_flush()) */
+	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+		rdmaxfer_conn_fail(conn, -EIO);
+}
+
+/*
+ * The echo of an echo slot is done: the slot goes back on the queue for
+ * the next message.  Context: send CQ completion handler (softirq).
+ */
+static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_conn *conn = req->r_conn;
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	rdmaxfer_wr_release(conn, 1, 0);
+	if (wc->status != IB_WC_SUCCESS)
+		rdmaxfer_req_wc(req, wc->status);
+	else if (rdmaxfer_slot_post(conn, req, false))
+		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
+	else
+		rdmaxfer_maybe_send_credits(conn);
+}
+
 /**
  * rdmaxfer_held_slots_flush - complete the slots a held message keeps
  * @conn: the connection, drained: nothing will give them back any more
+ *
+ * And the echo slots whose echo never went out.
  *
  * Context: process context, teardown.
  */
@@ -499,6 +606,7 @@ void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn)
 	lockdep_assert_held(&conn->c_teardown_lock);
 	spin_lock_bh(&conn->c_lock);
 	list_splice_init(&conn->c_held_slots, &held);
+	list_splice_tail_init(&conn->c_echo_wait, &held);
 	INIT_LIST_HEAD(&conn->c_held_recvs);
 	spin_unlock_bh(&conn->c_lock);
 	list_for_each_entry_safe(req, tmp, &held, r_held_entry) {
@@ -561,6 +669,7 @@ static int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 	if (!ret) {
 		trace_rdmaxfer_credits(conn, n, now);
 		wake_up_all(&conn->c_wait);
+		rdmaxfer_echo_kick(conn);
 	}
 	return ret;
 }
@@ -840,10 +949,20 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (wc->wc_flags & IB_WC_WITH_IMM) {
-		req->r_event.ev.bytes = wc->byte_len;
-		req->r_event.ev.imm_data = be32_to_cpu(wc->ex.imm_data);
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_MSGS, 1);
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_BYTES, wc->byte_len);
+		if (req->r_echo) {
+			/* back to the peer, in order, from the completion handlers */
+			req->r_echo_len = wc->byte_len;
+			req->r_echo_imm = be32_to_cpu(wc->ex.imm_data);
+			spin_lock_bh(&conn->c_lock);
+			list_add_tail(&req->r_held_entry, &conn->c_echo_wait);
+			spin_unlock_bh(&conn->c_lock);
+			rdmaxfer_echo_kick(conn);
+			return;
+		}
+		req->r_event.ev.bytes = wc->byte_len;
+		req->r_event.ev.imm_data = be32_to_cpu(wc->ex.imm_data);
 		rdmaxfer_req_wc(req, IB_WC_SUCCESS);
 		rdmaxfer_maybe_send_credits(conn);
 		return;

@@ -443,6 +443,8 @@ struct rdmaxfer_msg {
  * @c_held_recvs: control buffers whose message holds its credit
  * @c_held_slots: slots (requests) whose control message holds its credit
  * @c_skip_cqe: completion of our skips (empty SENDs)
+ * @c_echo_wait: echo slots whose echo could not be posted yet (no credit,
+ *	slot or WR), in the order their messages came
  * @c_free_sends: free control send buffers
  * @c_wr_free: send WRs we may still post
  * @c_rw_free: rdma_rw contexts we may still use
@@ -527,6 +529,7 @@ struct rdmaxfer_conn {
 	struct list_head		c_held_recvs;
 	struct list_head		c_held_slots;
 	struct ib_cqe			c_skip_cqe;
+	struct list_head		c_echo_wait;
 	struct list_head		c_free_sends;
 	u32				c_wr_free;
 	u32				c_rw_free;
@@ -649,7 +652,11 @@ struct rdmaxfer_piece {
  * @r_atomic_dma: DMA address of @r_atomic
  * @r_atomic_dev: atomics: the device @r_atomic is mapped on (reference)
  * @r_atomic_cqe: atomics, SEND into a slot, RECV: completion
- * @r_held_entry: RECV: on rdmaxfer_conn.c_held_slots
+ * @r_held_entry: RECV: on rdmaxfer_conn.c_held_slots, or (echo slots) on
+ *	c_echo_wait
+ * @r_echo: RECV: an echo slot (RDMAXFER_RECV_ECHO)
+ * @r_echo_len: echo slot: length of the message to send back
+ * @r_echo_imm: echo slot: its immediate
  * @r_nsge: SEND into a slot, RECV: number of @r_sge
  * @r_sge: their local memory (the buffer's local registration)
  * @r_atomic_wr: atomics: the work request
@@ -675,6 +682,9 @@ struct rdmaxfer_req {
 	struct rdmaxfer_device	*r_atomic_dev;
 	struct ib_cqe		r_atomic_cqe;
 	struct list_head	r_held_entry;
+	bool			r_echo;
+	u32			r_echo_len;
+	u32			r_echo_imm;
 	u32			r_nsge;
 	struct ib_sge		r_sge[RDMAXFER_MAX_MSG_SGES];
 	u32			r_npieces;
@@ -745,11 +755,13 @@ int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, boo
 int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
 void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
+void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 /* conn.c */
 struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf);
+void rdmaxfer_conn_free(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);

@@ -444,6 +444,7 @@ static struct rdmaxfer_req *rdmaxfer_req_alloc(struct rdmaxfer_file *rf,
 	req->r_remote_offset = op->remote_offset;
 	req->r_buf_offset = op->buf_offset;
 	INIT_LIST_HEAD(&req->r_held_entry);
+	req->r_echo = op->flags & RDMAXFER_RECV_ECHO;
 	req->r_event.ev_free = rdmaxfer_req_free_ev;
 	req->r_event.ev.user_data = op->user_data;
 	req->r_event.ev.conn_id = op->conn_id;
@@ -523,7 +524,8 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 	u32 need_buf, need_win, npieces, max_piece;
 	int ret;
 
-	if (op->flags || op->__reserved)
+	if ((op->flags & ~(op->opcode == RDMAXFER_OP_RECV ? RDMAXFER_RECV_ECHO : 0)) ||
+	    op->__reserved)
 		return -EINVAL;
 	ret = rdmaxfer_op_access(op->opcode, &need_buf, &need_win);
 	if (ret)

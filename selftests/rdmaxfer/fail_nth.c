@@ -687,10 +687,17 @@ static int undo_recv(int err)
 	return drain(50 * MS) ? -1 : 0;
 }
 
-/* A slot on the server's side, for a zero-copy SEND of the client. */
+/*
+ * A slot on the server's side, for a zero-copy SEND of the client; each
+ * step posts one, and those of failed steps stay posted: they must not
+ * overlap (a slot's memory is the kernel's while it is posted: the
+ * module's own messages may pass through it).
+ */
 static int prep_send_slot(void)
 {
-	struct rdmaxfer_op op = mkop(RDMAXFER_OP_RECV, s.sconn, s.sbuf, 8192, 0, 0, 4096, 0x510);
+	static unsigned int k;
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_RECV, s.sconn, s.sbuf, 8192 + (k++ % 48) * 4096,
+				     0, 0, 4096, 0x510);
 
 	if (rdx_submit(s.srv, &op, 1, NULL))
 		return -1;
@@ -707,7 +714,7 @@ static int call_send_slot(void)
 /* Posted: the SEND completes once, into one slot. */
 static int undo_send_slot(int err)
 {
-	struct rdmaxfer_completion c;
+	struct rdmaxfer_completion c = { 0 };
 
 	if (err)
 		return 0;
@@ -716,7 +723,9 @@ static int undo_send_slot(int err)
 		return -1;
 	}
 	if (reap_op(s.srv, &c) || c.user_data != 0x510 || c.status || c.bytes != 64) {
-		ksft_print_msg("zero-copy SEND: the slot did not get it\n");
+		ksft_print_msg("zero-copy SEND: the slot did not get it (opcode %u user_data %#llx status %d wc_status %u bytes %llu)\n",
+			       c.opcode, (unsigned long long)c.user_data, c.status, c.wc_status,
+			       (unsigned long long)c.bytes);
 		return -1;
 	}
 	return drain(50 * MS) ? -1 : 0;

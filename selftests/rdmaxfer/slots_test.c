@@ -398,7 +398,7 @@ TEST_F(slots, bad_slots_are_refused)
 	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(self->sconn, 9999, 0, 4096, 0)));
 	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(9999, self->sbuf, 0, 4096, 0)));
 	op = slot_op(self->sconn, self->sbuf, 0, 4096, 0);
-	op.flags = 1;
+	op.flags = 2;		/* RDMAXFER_RECV_ECHO is 1: no other flag */
 	EXPECT_EQ(EINVAL, submit1(self->srv, op));
 	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0,
 						     (__u64)self->ci.max_msg_size + 1, 0)));
@@ -511,6 +511,141 @@ TEST_F_TIMEOUT(slots, ping_pong_both_ways, 300)
 	       windows_seen < nwin)
 		;
 	EXPECT_EQ(nwin, windows_seen);
+}
+
+/* Wait until the server learns that the client posted slots. */
+static int wait_cli_slots(FIXTURE_DATA(slots) *self)
+{
+	__s64 end = now_ns() + TMO;
+	struct rdmaxfer_conn_info ci;
+
+	do {
+		if (rdx_query_conn(self->srv, self->sconn, &ci))
+			return -1;
+		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -1;
+}
+
+static struct rdmaxfer_op echo_slot_op(__u32 conn, __u32 buf, __u64 off, __u64 len, __u64 tag)
+{
+	struct rdmaxfer_op op = slot_op(conn, buf, off, len, tag);
+
+	op.flags = RDMAXFER_RECV_ECHO;
+	return op;
+}
+
+/*
+ * Echo slots: the server's kernel sends every message back by itself, in
+ * order, same bytes and immediate; the server's file sees no completion.
+ */
+TEST_F_TIMEOUT(slots, echo_slots_answer_by_themselves, 180)
+{
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_stats st;
+	unsigned int i, s;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, submit1(self->srv, echo_slot_op(self->sconn, self->sbuf, i * 65536,
+							     65536, 100 + i)));
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, i * 65536, 65536,
+							i)));
+	}
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_cli_slots(self));
+	for (i = 0; i < 300; i++) {
+		__u64 len = 1 + (i * 977) % 65536;
+
+		fill(self->cmem + SLEN / 2, len, i);
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, SLEN / 2, len,
+							0xec000000 | i, TAG_SEND)));
+		do {
+			ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("echo %u", i);
+			ASSERT_EQ(0, c.status) TH_LOG("echo %u: opcode %u", i, c.opcode);
+		} while (c.user_data == TAG_SEND);
+		ASSERT_EQ(RDMAXFER_OP_RECV, c.opcode);
+		s = c.user_data;
+		ASSERT_GT(4, s);
+		ASSERT_EQ(len, c.bytes);
+		ASSERT_EQ(0xec000000 | i, c.imm_data);
+		ASSERT_EQ(0, memcmp(self->cmem + s * 65536, self->cmem + SLEN / 2, len))
+			TH_LOG("echo %u of %llu bytes differs", i, ULL(len));
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, s * 65536, 65536,
+							s)));
+	}
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
+	EXPECT_EQ(300, st.file.recv_msgs);
+	/* the echo slots go with the connection, each once */
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		EXPECT_EQ(-ECANCELED, c.status);
+		EXPECT_EQ(100 + i, c.user_data);
+	}
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+}
+
+/*
+ * A client that stops taking its echoes: the echoes wait in the server's
+ * kernel, then the client's own SENDs wait (EINTR by a signal); nothing is
+ * lost: once the client posts its slots again every echo arrives, in order.
+ */
+TEST_F_TIMEOUT(slots, echo_to_a_client_that_stops_reading, 180)
+{
+	struct sigaction sa = { .sa_handler = nop };
+	struct itimerval it = { .it_value = { .tv_usec = 500 * 1000 } };
+	struct rdmaxfer_completion c;
+	unsigned int i, sent = 0, got = 0;
+	int r;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, submit1(self->srv, echo_slot_op(self->sconn, self->sbuf, i * 4096, 4096,
+							     100 + i)));
+	ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, 0, 4096, 0)));
+	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_cli_slots(self));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	/* one client slot: one echo comes, three more wait, then the SENDs do */
+	for (;;) {
+		self->cmem[SLEN / 2] = (unsigned char)sent;
+		ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+		r = submit1(self->cli, send_op(self->cconn, self->cbuf, SLEN / 2, 64, sent,
+					       TAG_SEND));
+		if (r)
+			break;
+		sent++;
+		ASSERT_GT(64, sent) TH_LOG("the client's SENDs never had to wait");
+	}
+	EXPECT_EQ(EINTR, r);
+	EXPECT_LE(4, sent);
+	/* take the echoes one slot at a time: all of them, in order */
+	while (got < sent) {
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("echo %u of %u", got, sent);
+		if (c.user_data == TAG_SEND) {
+			ASSERT_EQ(0, c.status);
+			continue;
+		}
+		ASSERT_EQ(RDMAXFER_OP_RECV, c.opcode);
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(got, c.imm_data);
+		got++;
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, 0, 4096, 0)));
+	}
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+}
+
+TEST_F(slots, echo_flag_only_on_recv)
+{
+	struct rdmaxfer_op op = send_op(self->cconn, self->cbuf, 0, 8, 0, 0);
+
+	op.flags = RDMAXFER_RECV_ECHO;
+	EXPECT_EQ(EINVAL, submit1(self->cli, op));
+	op = echo_slot_op(self->sconn, self->sbuf, 0, 64, 0);
+	op.flags |= 2;
+	EXPECT_EQ(EINVAL, submit1(self->srv, op));
 }
 
 /* Counters: RECV completions and their bytes. */

@@ -19,6 +19,15 @@
  * (default: busy for write and read, block for send; see POLL_DEFAULT).
  * At the end BENCH_END checks the server saw every message.
  *
+ * With a kernel that has receive slots on both ends (QUERY_CONN's
+ * RDMAXFER_CONN_F_RECV_SLOTS), --op send asks serve for echo slots
+ * (PROTO_BF_KECHO) instead: its kernel answers each SEND from the
+ * completion handler, the serve process never wakes up; the echo lands,
+ * zero-copy, in one of PING_SLOTS slots ping posts in its own buffer, and
+ * a round trip ends with the REAP that returns that slot's completion.
+ * Every echo is compared with what was sent; the connection echoes
+ * everything from then on, so there is no BENCH_END.
+ *
  * The statistics and their printing are lat_report()'s (measure_util.c).
  */
 #include <errno.h>
@@ -35,6 +44,9 @@
 #define PING_DEFAULT_WARMUP	100
 #define PING_MAX_COUNT		100000000ull
 #define PING_REAP_MAX		16
+#define PING_SLOTS		2	/* our receive slots for kernel echoes */
+#define PING_SERVE_SLOTS	4	/* echo slots asked of serve */
+#define PING_SLOT_TAG		(1ull << 61)
 
 /*
  * --poll default: the lower p50 in the rig's guest (Documentation/cli.md).
@@ -145,11 +157,12 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 
 /*
  * One round trip: SUBMIT @op, REAP until its completion and (@echo) the
- * RECV event of the echo.  *@ns is the time until the last of what was
- * waited for is returned by REAP.  Returns 0 or -1 (printed).
+ * RECV event of the echo, or the completion of the slot it landed in
+ * (*@slot, when the kernel echoes).  *@ns is the time until the last of
+ * what was waited for is returned by REAP.  Returns 0 or -1 (printed).
  */
 static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool busy,
-		      uint64_t *ns)
+		      uint64_t *ns, struct rdmaxfer_completion *slot)
 {
 	struct rdmaxfer_completion c[PING_REAP_MAX];
 	bool got_op = false, got_echo = !echo;
@@ -191,12 +204,88 @@ static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool
 			} else if (echo && c[i].opcode == RDMAXFER_EVENT_RECV && !got_echo) {
 				got_echo = true;
 				t1 = t;
+			} else if (echo && c[i].opcode == RDMAXFER_OP_RECV && !got_echo &&
+				   (c[i].user_data & PING_SLOT_TAG)) {
+				if (c[i].status) {
+					bench_op_failed(s, &c[i], n - i - 1);
+					return -1;
+				}
+				*slot = c[i];
+				got_echo = true;
+				t1 = t;
 			} else if (bench_event(s, &c[i])) {
 				return -1;
 			}
 		}
 	}
 	*ns = t1 - t0;
+	return 0;
+}
+
+/*
+ * An echo landed in our slot @c: check it is what we sent and post the
+ * slot again.  Returns 0 or -1 (printed).
+ */
+static int slot_echo(struct session *s, const struct rdmaxfer_completion *c,
+		     const unsigned char *sent, unsigned char *slots, uint32_t slot_len,
+		     uint32_t slots_id, uint64_t size)
+{
+	uint32_t k = (uint32_t)(c->user_data & 0xff);
+	struct rdmaxfer_op op = {
+		.opcode = RDMAXFER_OP_RECV,
+		.conn_id = s->conn_id,
+		.buf_id = slots_id,
+		.buf_offset = (uint64_t)k * slot_len,
+		.length = slot_len,
+		.user_data = c->user_data,
+	};
+	int err;
+
+	if (k >= PING_SLOTS || c->bytes != size ||
+	    memcmp(slots + (uint64_t)k * slot_len, sent, size)) {
+		bench_fail("%s echoed a %llu-byte message that is not the %llu bytes we sent (is it 'rdmaxfer serve'?)",
+			   s->peer, (unsigned long long)c->bytes, (unsigned long long)size);
+		return -1;
+	}
+	while ((err = rdx_submit(s->fd, &op, 1, NULL)) == EINTR)
+		;
+	if (err) {
+		bench_fail("posting a receive slot to %s failed: %s", s->peer, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Ask serve for echo slots and post ours (after its answer: answers come
+ * the copy way until then).  Returns 0, or -1 (printed).
+ */
+static int kecho_begin(struct session *s, uint64_t size, unsigned char **slots,
+		       uint32_t *slot_len, uint32_t *slots_id)
+{
+	struct rdmaxfer_op ops[PING_SLOTS];
+	uint32_t k, len = size < 64 ? 64 : (uint32_t)size;
+
+	if (bench_begin(s, PROTO_BF_KECHO, size, PING_SERVE_SLOTS))
+		return -1;
+	*slots = map_anon((uint64_t)PING_SLOTS * len);
+	if (!*slots || session_reg(s, *slots, (uint64_t)PING_SLOTS * len,
+				   RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, slots_id))
+		return -1;
+	*slot_len = len;
+	for (k = 0; k < PING_SLOTS; k++) {
+		memset(&ops[k], 0, sizeof(ops[k]));
+		ops[k].opcode = RDMAXFER_OP_RECV;
+		ops[k].conn_id = s->conn_id;
+		ops[k].buf_id = *slots_id;
+		ops[k].buf_offset = (uint64_t)k * len;
+		ops[k].length = len;
+		ops[k].user_data = PING_SLOT_TAG | k;
+	}
+	if (rdx_submit(s->fd, ops, PING_SLOTS, NULL)) {
+		bench_fail("posting receive slots to %s failed: %s", s->peer, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -225,19 +314,24 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 {
 	struct session s = { .fd = -1 };
 	struct rdmaxfer_op op = { 0 };
-	unsigned char *buf = NULL, *rbuf = NULL;
+	unsigned char *buf = NULL, *rbuf = NULL, *slots = NULL;
 	uint64_t i, total = o->warmup + o->count, t, msgs, bytes;
-	bool echo = o->op == BOP_SEND;
-	uint32_t buf_id;
+	bool echo = o->op == BOP_SEND, kecho = false;
+	struct rdmaxfer_completion slot = { 0 };
+	uint32_t buf_id, slot_len = 0, slots_id = 0;
 	char a[48], b[48];
 	int ret = EXIT_FAIL;
 
 	bench_abort = 0;
 	if (session_open(&s, o->host, o->port))
 		goto out;
-	if (echo && o->size > s.ci.max_send_size) {
-		ret = usage_error("ping ", "a SEND of %llu bytes is larger than the largest message %s accepts (max_send_size %u bytes)",
-				  (unsigned long long)o->size, s.peer, s.ci.max_send_size);
+	/* both kernels have receive slots: serve's kernel echoes */
+	kecho = echo && (s.ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
+	if (echo && o->size > (kecho ? s.ci.max_msg_size : s.ci.max_send_size)) {
+		ret = usage_error("ping ", "a SEND of %llu bytes is larger than the largest message %s accepts (%s %u bytes)",
+				  (unsigned long long)o->size, s.peer,
+				  kecho ? "max_msg_size" : "max_send_size",
+				  kecho ? s.ci.max_msg_size : s.ci.max_send_size);
 		goto out;
 	}
 	if (!echo) {
@@ -258,7 +352,10 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	memset(buf, 0x5a, o->size);	/* never looks like a control message */
 	if (session_reg(&s, buf, o->size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf_id))
 		goto out;
-	if (echo) {
+	if (kecho) {
+		if (kecho_begin(&s, o->size, &slots, &slot_len, &slots_id))
+			goto out;
+	} else if (echo) {
 		rbuf = malloc(s.ci.max_send_size);
 		if (!rbuf) {
 			fail("out of memory");
@@ -276,14 +373,16 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	op.length = o->size;
 	op.user_data = BENCH_OP_TAG | op.opcode;
 	for (i = 0; i < total; i++) {
-		if (round_trip(&s, &op, echo, busy, &t))
+		if (round_trip(&s, &op, echo, busy, &t, &slot))
 			goto out;
-		if (echo && take_echo(&s, buf, rbuf, o->size))
+		if (kecho && slot_echo(&s, &slot, buf, slots, slot_len, slots_id, o->size))
+			goto out;
+		if (echo && !kecho && take_echo(&s, buf, rbuf, o->size))
 			goto out;
 		if (i >= o->warmup)
 			ns[i - o->warmup] = t;
 	}
-	if (echo) {
+	if (echo && !kecho) {
 		if (bench_end(&s, &msgs, &bytes))
 			goto out;
 		if (msgs != total || bytes != total * o->size) {
@@ -298,6 +397,8 @@ out:
 	session_close(&s);
 	if (buf)
 		munmap(buf, o->size);
+	if (slots)
+		munmap(slots, (uint64_t)PING_SLOTS * slot_len);
 	free(rbuf);
 	return ret;
 }

@@ -77,7 +77,12 @@
  *    the client's SENDs land there with no copy from then on (the
  *    kernel's announcement of the slots travels ahead of BENCH_READY);
  *    its control messages too, which the server tells apart as always.
- *    The slots stay until the connection ends.  BENCH_READY's status:
+ *    The slots stay until the connection ends.  PROTO_BF_KECHO (needs a
+ *    length) posts echo slots instead (RDMAXFER_RECV_ECHO): the server's
+ *    kernel sends every message straight back from its completion
+ *    handler, and the server process never sees one again, control
+ *    messages included: the connection echoes until it is closed (no
+ *    BENCH_END; the client checks every echo).  BENCH_READY's status:
  *    EOPNOTSUPP (the client's kernel has no slots), EMSGSIZE (longer than
  *    the connection's max_msg_size), ENOMEM, EINVAL (slots posted before
  *    were shorter).
@@ -123,6 +128,7 @@ enum proto_type {
 /* BENCH_BEGIN flags: exactly one */
 #define PROTO_BF_SINK		1u	/* count and discard data messages */
 #define PROTO_BF_ECHO		2u	/* SEND every data message back */
+#define PROTO_BF_KECHO		4u	/* the kernel echoes, from echo slots */
 
 /* Most data messages an echoing client may have unanswered. */
 #define PROTO_ECHO_WINDOW	16

@@ -118,7 +118,7 @@ struct sconn {
 	uint64_t written, rounds, msgs, msg_bytes;
 	double start;
 	/* ping and bench (proto.h, 3.) */
-	uint32_t bench;			/* 0, PROTO_BF_SINK or PROTO_BF_ECHO */
+	uint32_t bench;			/* 0, PROTO_BF_SINK, _ECHO or _KECHO */
 	uint64_t b_msgs, b_bytes;	/* data messages since BENCH_BEGIN */
 	uint64_t bench_msgs;		/* all bench messages of the connection */
 	bool recv_pending;		/* RECV events not handled yet */
@@ -131,6 +131,7 @@ struct sconn {
 	unsigned char *slots;		/* nslots * slot_len bytes, registered */
 	uint32_t slots_buf;		/* their buffer, 0: none */
 	uint32_t nslots, slot_len;
+	bool slots_echo;		/* echo slots: the kernel answers */
 };
 
 struct server {
@@ -296,9 +297,11 @@ static void slots_free(struct server *srv, struct sconn *sc)
 
 /*
  * Post receive slots for the client's messages of up to @len bytes, about
- * @want of them (within SLOTS_MAX and SLOTS_BYTES).  Returns 0 or the errno.
+ * @want of them (within SLOTS_MAX and SLOTS_BYTES); @echo: echo slots, which
+ * the kernel answers by itself.  Returns 0 or the errno.
  */
-static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64_t want)
+static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64_t want,
+		      bool echo)
 {
 	struct rdmaxfer_op ops[SLOTS_MAX];
 	struct rdmaxfer_conn_info ci;
@@ -306,7 +309,7 @@ static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64
 	int err;
 
 	if (sc->slots)
-		return len <= sc->slot_len ? 0 : EINVAL;
+		return len <= sc->slot_len && echo == sc->slots_echo ? 0 : EINVAL;
 	err = rdx_query_conn(srv->fd, sc->id, &ci);
 	if (err)
 		return err;
@@ -323,6 +326,7 @@ static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64
 		n = 4;
 	sc->slot_len = (uint32_t)len;
 	sc->nslots = n;
+	sc->slots_echo = echo;
 	sc->slots = mmap(NULL, (size_t)n * len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (sc->slots == MAP_FAILED) {
@@ -331,19 +335,23 @@ static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64
 	}
 	err = rdx_reg_buf(srv->fd, sc->slots, (uint64_t)n * len,
 			  RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sc->slots_buf);
-	for (i = 0; !err && i < n; i++) {
+	if (err) {
+		slots_free(srv, sc);
+		return err;
+	}
+	for (i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].opcode = RDMAXFER_OP_RECV;
+		ops[i].flags = echo ? RDMAXFER_RECV_ECHO : 0;
 		ops[i].conn_id = sc->id;
 		ops[i].buf_id = sc->slots_buf;
 		ops[i].buf_offset = (uint64_t)i * len;
 		ops[i].length = len;
 		ops[i].user_data = SLOT_TAG | i;
 	}
+	/* slots posted stay until the connection ends (finish_conn() frees them) */
 	for (i = 0; !err && i < n; i += posted)
 		err = rdx_submit(srv->fd, &ops[i], n - i, &posted);
-	if (err)
-		slots_free(srv, sc);
 	return err;
 }
 
@@ -355,9 +363,21 @@ static void flush_reposts(struct server *srv)
 	for (i = 0; i < srv->repost_nops; i++)
 		if (srv->repost_ops[i].conn_id)
 			srv->repost_ops[n++] = srv->repost_ops[i];
-	/* a connection that went down takes its slots with it: nothing to do */
-	if (n)
-		rdx_submit(srv->fd, srv->repost_ops, n, NULL);
+	/*
+	 * As few SUBMITs as can be.  One that fails posted nothing (a
+	 * connection went down: its slots go with it): its first slot goes
+	 * alone, then the rest again, so the other connections get theirs.
+	 */
+	i = 0;
+	while (i < n) {
+		uint32_t posted = 0;
+		int err = rdx_submit(srv->fd, &srv->repost_ops[i], n - i, &posted);
+
+		if (!err)
+			i += posted;
+		else if (err != EINTR)
+			rdx_submit(srv->fd, &srv->repost_ops[i++], 1, NULL);
+	}
 	srv->repost_nops = 0;
 }
 
@@ -692,7 +712,8 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		break;
 	case PROTO_BENCH_BEGIN:
 		r.type = PROTO_BENCH_READY;
-		if (m->flags != PROTO_BF_SINK && m->flags != PROTO_BF_ECHO) {
+		if ((m->flags != PROTO_BF_SINK && m->flags != PROTO_BF_ECHO &&
+		     m->flags != PROTO_BF_KECHO) || (m->flags == PROTO_BF_KECHO && !m->length)) {
 			r.status = EINVAL;
 			break;
 		}
@@ -702,7 +723,8 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		}
 		/* length: the largest message to come, round_len: how many in flight */
 		if (m->length) {
-			r.status = (uint32_t)slots_post(srv, sc, m->length, m->round_len);
+			r.status = (uint32_t)slots_post(srv, sc, m->length, m->round_len,
+							m->flags == PROTO_BF_KECHO);
 			if (r.status)
 				break;
 		}

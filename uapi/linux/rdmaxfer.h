@@ -546,10 +546,13 @@ struct rdmaxfer_revoke {
 #define RDMAXFER_OP_FADD		6	/* 8-byte fetch-and-add on a peer window */
 #define RDMAXFER_OP_RECV		7	/* post a receive slot in a local buffer */
 
+/* struct rdmaxfer_op.flags of a RECV */
+#define RDMAXFER_RECV_ECHO		_BITUL(0)	/* the kernel sends it back */
+
 /**
  * struct rdmaxfer_op - one operation of a SUBMIT batch
  * @opcode: RDMAXFER_OP_*
- * @flags: must be 0
+ * @flags: RECV: RDMAXFER_RECV_ECHO or 0; others: 0
  * @conn_id: the connection
  * @buf_id: local registered buffer (not used by CAS and FADD); RECV: the
  *	buffer the slot is in, registered with RDMAXFER_BUF_WRITE
@@ -580,9 +583,23 @@ struct rdmaxfer_revoke {
  * conn_flags).  Messages land in slots in the order the slots were posted,
  * but a slot shorter than a message is passed over, and the module's own
  * messages may use a slot on their way: such a slot stays posted, behind
- * the others (the completion's user_data says which slot it is).  The
+ * the others (the completion's user_data says which slot it is).  A
+ * slot's memory is the kernel's while it is posted: slots must not overlap
+ * and the user must not write to them (the module's own messages pass
+ * through slots too; one the user overwrote drops the connection, EPROTO).
+ * The
  * peer learns of slots a little later: SENDs it posted before it did
  * arrive as RDMAXFER_EVENT_RECV; RC ordering makes them come first.
+ *
+ * An echo slot (RECV with RDMAXFER_RECV_ECHO) answers by itself: the kernel
+ * SENDs every message that lands in it back to the peer, the same bytes
+ * with the same immediate, from the slot (zero copy: the echo waits until
+ * the peer has posted a slot it fits), and posts the slot again once that
+ * SEND is done, all in its completion handlers, without the user.  The
+ * slot completes only when the connection goes down (ECANCELED), or
+ * fails; the messages it echoed count as received in STATS.  A peer that
+ * stops posting slots stops the echoes, and then its own SENDs, once the
+ * echo slots are all waiting: nothing piles up.
  *
  * Every field is checked before anything of the batch is posted: an
  * operation outside its buffer or window, on a window without the access it
