@@ -632,22 +632,6 @@ static int undo_submit(int err)
 	return 0;
 }
 
-/* Wait until @fd's side of @conn knows that its peer posted receive slots. */
-static int peer_slots(int fd, __u32 conn)
-{
-	struct rdmaxfer_conn_info ci;
-	__s64 end = now_ns() + CALL_TMO;
-
-	do {
-		if (rdx_query_conn(fd, conn, &ci))
-			return -1;
-		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
-			return 0;
-		usleep(1000);
-	} while (now_ns() < end);
-	return -1;
-}
-
 /* The next operation completion on @fd, or -1. */
 static int reap_op(int fd, struct rdmaxfer_completion *c)
 {
@@ -675,7 +659,7 @@ static int undo_recv(int err)
 
 	if (err)
 		return 0;
-	if (peer_slots(s.srv, s.sconn) || rdx_submit(s.srv, &op, 1, NULL) ||
+	if (wait_peer_slots(s.srv, s.sconn, CALL_TMO) || rdx_submit(s.srv, &op, 1, NULL) ||
 	    reap_op(s.srv, &c) || c.status) {
 		ksft_print_msg("SUBMIT RECV: the peer could not send into the slot\n");
 		return -1;
@@ -701,7 +685,7 @@ static int prep_send_slot(void)
 
 	if (rdx_submit(s.srv, &op, 1, NULL))
 		return -1;
-	return peer_slots(s.cli, s.cconn);
+	return wait_peer_slots(s.cli, s.cconn, CALL_TMO);
 }
 
 static int call_send_slot(void)

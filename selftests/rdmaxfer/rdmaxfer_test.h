@@ -212,6 +212,25 @@ static inline unsigned char *map_anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * Wait up to @tmo until @fd's side of connection @conn knows that its peer
+ * posted receive slots (QUERY_CONN: RDMAXFER_CONN_F_PEER_SLOTS): 0, or -1.
+ */
+static inline int wait_peer_slots(int fd, __u32 conn, __s64 tmo)
+{
+	struct rdmaxfer_conn_info ci;
+	__s64 end = now_ns() + tmo;
+
+	do {
+		if (rdx_query_conn(fd, conn, &ci))
+			return -1;
+		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -1;
+}
+
 static inline struct rdmaxfer_op mkop(__u16 opcode, __u32 conn, __u32 buf, __u64 boff,
 				      __u32 win, __u64 roff, __u64 len, __u64 user_data)
 {

@@ -120,22 +120,6 @@ static int next_op(int fd, struct rdmaxfer_completion *c, __s64 tmo)
 	}
 }
 
-/* Wait until the client learns that the server posted slots. */
-static int wait_peer_slots(FIXTURE_DATA(slots) *self)
-{
-	__s64 end = now_ns() + TMO;
-	struct rdmaxfer_conn_info ci;
-
-	do {
-		if (rdx_query_conn(self->cli, self->cconn, &ci))
-			return -1;
-		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
-			return 0;
-		usleep(1000);
-	} while (now_ns() < end);
-	return -1;
-}
-
 static void fill(unsigned char *p, size_t len, unsigned int seed)
 {
 	size_t i;
@@ -159,7 +143,7 @@ static void one_message(struct __test_metadata *_metadata, FIXTURE_DATA(slots) *
 	fill(self->cmem + coff, len, imm);
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, soff, slen,
 						TAG_SLOT | imm)));
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, coff, len, imm,
 						TAG_SEND | imm)))
 		TH_LOG("SEND of %llu bytes at %llu", ULL(len), ULL(coff));
@@ -242,7 +226,7 @@ TEST_F(slots, short_slot_passed_over)
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 0)));
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 4096, 4096, 1)));
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 8192, 64, 2)));
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 100, 7, 10)));
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 10, 8, 11)));
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 10, 9, 12)));
@@ -292,7 +276,7 @@ TEST_F_TIMEOUT(slots, credits_exhausted_and_returned, 120)
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, i * 4096, 4096,
 							i)));
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 4000, i, i)));
 	for (i = 0; i < 8; i++) {
@@ -330,7 +314,7 @@ TEST_F_TIMEOUT(slots, waiting_send_is_interruptible, 60)
 	struct rdmaxfer_completion c;
 
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 1)));
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	/* 100 bytes fit no slot: the SEND waits, until the signal */
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
@@ -439,7 +423,7 @@ TEST_F(slots, copy_path_until_slots)
 	EXPECT_EQ(17, len);
 	EXPECT_STREQ("before the slots", (char *)got);
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 2)));
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 100, 12, 3, 3)));
 	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
 	EXPECT_EQ(2, c.user_data);
@@ -466,7 +450,7 @@ TEST_F_TIMEOUT(slots, ping_pong_both_ways, 300)
 		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, i * 4096, 4096,
 							i)));
 	}
-	ASSERT_EQ(0, wait_peer_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	for (i = 0; i < 2000; i++) {
 		__u32 s;
 
@@ -513,22 +497,6 @@ TEST_F_TIMEOUT(slots, ping_pong_both_ways, 300)
 	EXPECT_EQ(nwin, windows_seen);
 }
 
-/* Wait until the server learns that the client posted slots. */
-static int wait_cli_slots(FIXTURE_DATA(slots) *self)
-{
-	__s64 end = now_ns() + TMO;
-	struct rdmaxfer_conn_info ci;
-
-	do {
-		if (rdx_query_conn(self->srv, self->sconn, &ci))
-			return -1;
-		if (ci.conn_flags & RDMAXFER_CONN_F_PEER_SLOTS)
-			return 0;
-		usleep(1000);
-	} while (now_ns() < end);
-	return -1;
-}
-
 static struct rdmaxfer_op echo_slot_op(__u32 conn, __u32 buf, __u64 off, __u64 len, __u64 tag)
 {
 	struct rdmaxfer_op op = slot_op(conn, buf, off, len, tag);
@@ -553,8 +521,8 @@ TEST_F_TIMEOUT(slots, echo_slots_answer_by_themselves, 180)
 		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, i * 65536, 65536,
 							i)));
 	}
-	ASSERT_EQ(0, wait_peer_slots(self));
-	ASSERT_EQ(0, wait_cli_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+	ASSERT_EQ(0, wait_peer_slots(self->srv, self->sconn, TMO));
 	for (i = 0; i < 300; i++) {
 		__u64 len = 1 + (i * 977) % 65536;
 
@@ -605,8 +573,8 @@ TEST_F_TIMEOUT(slots, echo_to_a_client_that_stops_reading, 180)
 		ASSERT_EQ(0, submit1(self->srv, echo_slot_op(self->sconn, self->sbuf, i * 4096, 4096,
 							     100 + i)));
 	ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, 0, 4096, 0)));
-	ASSERT_EQ(0, wait_peer_slots(self));
-	ASSERT_EQ(0, wait_cli_slots(self));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+	ASSERT_EQ(0, wait_peer_slots(self->srv, self->sconn, TMO));
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	/* one client slot: one echo comes, three more wait, then the SENDs do */
 	for (;;) {
