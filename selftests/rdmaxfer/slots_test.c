@@ -546,12 +546,15 @@ TEST_F_TIMEOUT(slots, echo_slots_answer_by_themselves, 180)
 	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
 	ASSERT_EQ(0, rdx_stats(self->srv, &st));
 	EXPECT_EQ(300, st.file.recv_msgs);
-	/* the echo slots go with the connection, each once */
+	/* the echo slots go with the connection, each once, in queue order */
 	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
-	for (i = 0; i < 4; i++) {
+	for (i = 0, s = 0; i < 4; i++) {
 		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
 		EXPECT_EQ(-ECANCELED, c.status);
-		EXPECT_EQ(100 + i, c.user_data);
+		ASSERT_TRUE(c.user_data >= 100 && c.user_data < 104);
+		EXPECT_EQ(0, s & (1u << (c.user_data - 100))) TH_LOG("slot %llu twice",
+								     ULL(c.user_data));
+		s |= 1u << (c.user_data - 100);
 	}
 	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
 }
