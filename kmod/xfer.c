@@ -878,16 +878,19 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	ch->last->send_flags |= IB_SEND_SIGNALED;
 	/* _bh: see rdmaxfer_ctrl_send() */
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+		/* went down since the chain was built: nothing is posted */
 		ret = -ENOTCONN;
-	else
+		bad = ch->first;
+	} else {
 		ret = ib_post_send(conn->c_qp, ch->first, &bad);
+		/* ib_post_send() must say where it stopped */
+		if (WARN_ON_ONCE(ret && !bad))
+			bad = ch->first;
+	}
 	if (!ret) {
 		list_splice_tail_init(&ch->pieces, &conn->c_sq_pieces);
 	} else {
-		/* ib_post_send() must say where it stopped */
-		if (WARN_ON_ONCE(!bad))
-			bad = ch->first;
 		/* the pieces before the one holding @bad were posted */
 		list_for_each_entry_safe(p, tmp, &ch->pieces, p_sq_entry) {
 			if (p->p_first_wr == bad)
