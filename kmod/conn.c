@@ -10,13 +10,14 @@
  * made here; xfer.c and mem.c post operations and registrations on it,
  * within the budget kept here.
  *
- * Queue pair.  Both CQs come from the device's CQ pool.  The receive CQ
- * polls from a work item (IB_POLL_WORKQUEUE): its handlers parse peer
- * messages, allocate and take mutexes.  The send CQ polls in softirq
- * context (IB_POLL_SOFTIRQ): its handlers free contexts, return room,
- * queue completions, may post a CREDIT message or queue the teardown work,
- * and never sleep; so c_lock and the file's rf_ev_lock are
- * always taken with bottom halves off.  On Soft-RoCE, whose send, receive
+ * Queue pair.  Both CQs come from the device's CQ pool and poll in softirq
+ * context (IB_POLL_SOFTIRQ).  The send CQ's handlers free contexts, return
+ * room, queue completions, may post a CREDIT message or queue the teardown
+ * work, and never sleep.  The receive CQ's handlers complete the user's
+ * messages in slots (and send echoes back) themselves, and hand the peer's
+ * control messages, which allocate and take mutexes, to a work item
+ * (c_rx_work, ctrl.c); so c_lock and the file's rf_ev_lock are always
+ * taken with bottom halves off.  On Soft-RoCE, whose send, receive
  * and completion processing runs in tasklets, a post made with bottom
  * halves off then completes at spin_unlock_bh(), in the poster's context,
  * with no context switch.  The send queue holds RDMAXFER_SQ_WRS of our
@@ -35,8 +36,9 @@
  * REVOKE, RECV's credit) do it between rdmaxfer_conn_enter() and
  * rdmaxfer_conn_exit(), a read lock that teardown takes for write once
  * after marking the connection down, so no ioctl still holds a control
- * buffer or WR room when teardown frees them.  Completion handlers post
- * without it: the drain waits for them.
+ * buffer or WR room when teardown frees them.  Completion handlers and the
+ * receive work post without it: the drain waits for the handlers, then
+ * teardown flushes the work.
  *
  * Teardown is stop, then destroy, as nvme-rdma does.  rdmaxfer_conn_stop()
  * marks the connection down, disconnects, waits for the ioctls that are
@@ -470,6 +472,9 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_held_recvs);
 	INIT_LIST_HEAD(&conn->c_held_slots);
 	INIT_LIST_HEAD(&conn->c_echo_wait);
+	INIT_LIST_HEAD(&conn->c_rx_defer);
+	INIT_LIST_HEAD(&conn->c_spare_recvs);
+	INIT_WORK(&conn->c_rx_work, rdmaxfer_rx_work);
 	conn->c_skip_cqe.done = rdmaxfer_skip_done;
 	INIT_LIST_HEAD(&conn->c_lmrs);
 	mutex_init(&conn->c_lmr_lock);
@@ -590,7 +595,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return ret;
 	}
 	conn->c_rcq = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) :
-		      ib_cq_pool_get(ib, RDMAXFER_RQ_SIZE, -1, IB_POLL_WORKQUEUE);
+		      ib_cq_pool_get(ib, RDMAXFER_RQ_SIZE, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->c_rcq)) {
 		ret = PTR_ERR(conn->c_rcq);
 		conn->c_rcq = NULL;
@@ -680,6 +685,8 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	up_write(&conn->c_post_sem);
 	if (conn->c_qp)
 		ib_drain_qp(conn->c_qp);
+	/* the completions handed to the receive work are handled too */
+	flush_work(&conn->c_rx_work);
 	rdmaxfer_sq_sweep(conn);
 	rdmaxfer_held_slots_flush(conn);
 	return was_up;

@@ -41,9 +41,10 @@
  *
  * Every received message is validated in rdmaxfer_handle_msg() (type,
  * length, credits, every field; overflow-checked); a bad one drops the
- * connection (-EPROTO), nothing else.  The receive CQ polls from a work
- * item, so the handlers may sleep: they allocate, take c_peer_win_lock and
- * queue events on the file.  A message whose content waits for the user
+ * connection (-EPROTO), nothing else.  The receive CQ polls in softirq
+ * context; control messages are handed to a work item (c_rx_work, "the
+ * receive CQ" below), so their handlers may sleep: they allocate, take
+ * c_peer_win_lock and queue events on the file.  A message whose content waits for the user
  * (a SEND's data until RECV, a window's event until REAP) keeps its
  * credit until then: a peer that sends faster than the user takes runs out
  * of credits instead of filling kernel memory.
@@ -68,6 +69,7 @@ static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 reserve)
 {
 	struct rdmaxfer_ctrl *ct = NULL;
+	bool want = false;
 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
@@ -78,8 +80,14 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
 		conn->c_wr_free--;
+	} else if (conn->c_credits <= reserve && conn->c_peer_slots) {
+		/* a small message; its real length is asked for if need be */
+		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, false);
+		want = conn->c_want_due;
 	}
 	spin_unlock_bh(&conn->c_lock);
+	if (want)
+		rdmaxfer_maybe_send_credits(conn);
 	return ct;
 }
 
@@ -148,6 +156,32 @@ static bool rdmaxfer_tx_fits(u32 cap, u32 len, bool data)
 }
 
 /**
+ * rdmaxfer_tx_want - a message waits for the peer's receive entries
+ * @conn: the connection
+ * @len: its length (header included for a control message)
+ * @data: a user's SEND (only a slot takes it)
+ *
+ * Asks for a WANT to the peer (see proto.h) if we have not asked for as
+ * short a message of its kind since the last announcement; the caller
+ * calls rdmaxfer_maybe_send_credits() after dropping c_lock.
+ *
+ * Context: c_lock held.
+ */
+void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data)
+{
+	u32 *want = &conn->c_want[data], sent = conn->c_want_sent[data];
+
+	lockdep_assert_held(&conn->c_lock);
+	if (!(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
+		return;
+	len = max(len, 1U);	/* 0: none */
+	if (!*want || len < *want)
+		*want = len;
+	if (!sent || *want < sent)
+		conn->c_want_due = true;
+}
+
+/**
  * rdmaxfer_skip_done - completion of a skip (an empty SEND)
  * @cq: the send CQ
  * @wc: its work completion
@@ -193,8 +227,10 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 	for (seq = conn->c_tx_seq; seq != conn->c_tx_end; seq++)
 		if (rdmaxfer_tx_fits(conn->c_tx_caps[seq % RDMAXFER_RQ_RING], len, data))
 			break;
-	if (seq == conn->c_tx_end)
+	if (seq == conn->c_tx_end) {
+		rdmaxfer_tx_want(conn, len, data);
 		return -EAGAIN;
+	}
 	/*
 	 * Skip as many as the credits allow, also when not all: the entries
 	 * skipped come back (control buffers while the peer has few posted,
@@ -208,7 +244,10 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 		conn->c_wr_free--;
 		conn->c_tx_seq++;
 	}
-	return conn->c_tx_seq == seq ? 0 : -EAGAIN;
+	if (conn->c_tx_seq == seq)
+		return 0;
+	rdmaxfer_tx_want(conn, len, data);
+	return -EAGAIN;
 }
 
 /*
@@ -284,8 +323,15 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	rx_ann = conn->c_rx_ann;
 	user_slots = conn->c_rx_user_slots;
 	ann = rdmaxfer_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
-	if (type == RDMAXFER_MSG_CREDIT)
+	if (type == RDMAXFER_MSG_CREDIT) {
 		length = ann;
+	} else if (type == RDMAXFER_MSG_WANT) {
+		struct rdmaxfer_msg_want *want = (void *)(hdr + 1);
+
+		want->ctrl_length = cpu_to_be32(conn->c_want[0]);
+		want->data_length = cpu_to_be32(conn->c_want[1]);
+		length = sizeof(*want);
+	}
 	hdr->length = cpu_to_be32(length);
 	sge.length = sizeof(*hdr) + length;
 	ret = rdmaxfer_tx_place(conn, sge.length, false);
@@ -295,12 +341,30 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	}
 	if (!ret) {
 		conn->c_tx_seq++;
+		if (type == RDMAXFER_MSG_WANT) {
+			memcpy(conn->c_want_sent, conn->c_want, sizeof(conn->c_want));
+			memset(conn->c_want, 0, sizeof(conn->c_want));
+		}
+		/* everything told: a WANT of the peer has its answer */
+		if (conn->c_rx_ann == conn->c_rx_seq)
+			conn->c_peer_wants = false;
 	} else {
 		/* not announced after all */
 		conn->c_rx_ann = rx_ann;
 		conn->c_rx_user_slots = user_slots;
 	}
 	spin_unlock_bh(&conn->c_lock);
+	return ret;
+}
+
+/* __rdmaxfer_ctrl_post(), and a WANT to the peer if the message must wait. */
+static int rdmaxfer_ctrl_post_want(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+				   enum rdmaxfer_msg_type type, u32 length)
+{
+	int ret = __rdmaxfer_ctrl_post(conn, ct, type, length);
+
+	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+		rdmaxfer_maybe_send_credits(conn);
 	return ret;
 }
 
@@ -324,7 +388,7 @@ static void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ct
  * slots and the message is longer than RDMAXFER_MIN_SLOT).  On failure the
  * buffer, WR and credit are given back.
  *
- * Context: process context (ioctl, receive completion handler).
+ * Context: process context (ioctl, the receive work).
  * Return: 0, -ENOTCONN, -EINTR, or the error of ib_post_send().
  */
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -334,12 +398,42 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 
 	might_sleep();
 	err = wait_event_interruptible(conn->c_wait,
-				       (ret = __rdmaxfer_ctrl_post(conn, ct, type, length)) !=
+				       (ret = rdmaxfer_ctrl_post_want(conn, ct, type, length)) !=
 				       -EAGAIN);
 	if (err)
 		ret = -EINTR;
 	if (ret)
 		rdmaxfer_ctrl_unclaim(conn, ct);
+	return ret;
+}
+
+/*
+ * Would a message of the peer's WANT get through if we announced all we
+ * have posted: an entry it fits, and one more after it for the credit the
+ * peer keeps?  c_lock held.  Returns 1 if so, 0 if one more entry would do
+ * (a control buffer we kept), -1 if not even that: no posted entry fits
+ * the user's SEND, which only the user's slots can help.
+ */
+static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn)
+{
+	u32 n = conn->c_rx_seq - conn->c_rx_done, i, k;
+	int ret = -1;
+
+	lockdep_assert_held(&conn->c_lock);
+	for (k = 0; k < 2; k++) {
+		if (!conn->c_peer_want[k])
+			continue;
+		for (i = 0; i < n; i++)
+			if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) %
+							     RDMAXFER_RQ_RING],
+					     conn->c_peer_want[k], k))
+				break;
+		if (i + 2 <= n)
+			return 1;
+		/* a control buffer fits any control message */
+		if (i < n || !k)
+			ret = 0;
+	}
 	return ret;
 }
 
@@ -360,6 +454,39 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 	       (user && user >= READ_ONCE(conn->c_rx_slots) / 2);
 }
 
+/* Owe the peer an answer to its WANT?  c_lock held. */
+static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	if (!conn->c_peer_wants || rdmaxfer_want_ready(conn) <= 0)
+		return false;
+	if (conn->c_rx_ann != conn->c_rx_seq)
+		return true;
+	conn->c_peer_wants = false;	/* it holds all it needs already */
+	return false;
+}
+
+/*
+ * The peer's WANT needs one more entry than we have posted: put back the
+ * control buffers we kept (after skips) until it has it.
+ */
+static void rdmaxfer_want_spares(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_ctrl *ct;
+
+	do {
+		ct = NULL;
+		spin_lock_bh(&conn->c_lock);
+		if (conn->c_peer_wants && !rdmaxfer_want_ready(conn)) {
+			ct = list_first_entry_or_null(&conn->c_spare_recvs, struct rdmaxfer_ctrl,
+						      ct_entry);
+			if (ct)
+				list_del(&ct->ct_entry);
+		}
+		spin_unlock_bh(&conn->c_lock);
+	} while (ct && !rdmaxfer_ctrl_post_recv(conn, ct));
+}
+
 /**
  * rdmaxfer_maybe_send_credits - announce owed receive entries if due
  * @conn: the connection
@@ -371,22 +498,31 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
  */
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 {
+	enum rdmaxfer_msg_type type = RDMAXFER_MSG_CREDIT;
 	struct rdmaxfer_ctrl *ct;
 
-	if (!rdmaxfer_credits_due(conn))
+	if (READ_ONCE(conn->c_peer_wants))
+		rdmaxfer_want_spares(conn);
+	else if (!READ_ONCE(conn->c_want_due) && !rdmaxfer_credits_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
+	if (conn->c_want_due)
+		type = RDMAXFER_MSG_WANT;
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_credits && conn->c_wr_free &&
-	    rdmaxfer_credits_due(conn) && !list_empty(&conn->c_free_sends)) {
+	    !list_empty(&conn->c_free_sends) &&
+	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
+	     rdmaxfer_want_due(conn))) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
 		conn->c_wr_free--;
+		if (type == RDMAXFER_MSG_WANT)
+			conn->c_want_due = false;
 	}
 	spin_unlock_bh(&conn->c_lock);
-	/* a CREDIT message fits any entry: it never waits */
-	if (ct && __rdmaxfer_ctrl_post(conn, ct, RDMAXFER_MSG_CREDIT, 0))
+	/* CREDIT and WANT messages fit any entry: they never wait */
+	if (ct && __rdmaxfer_ctrl_post(conn, ct, type, 0))
 		rdmaxfer_ctrl_unclaim(conn, ct);
 }
 
@@ -515,8 +651,12 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	lockdep_assert_held(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		return -ENOTCONN;
-	if (conn->c_credits < 2 || !conn->c_wr_free)
+	if (!conn->c_wr_free)
 		return -EAGAIN;
+	if (conn->c_credits < 2) {
+		rdmaxfer_tx_want(conn, req->r_echo_len, true);
+		return -EAGAIN;
+	}
 	for (i = 0; i < req->r_nsge && left; i++) {
 		sge[i] = req->r_sge[i];
 		sge[i].length = min(sge[i].length, left);
@@ -566,7 +706,9 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* what stays is completed by the teardown (rdmaxfer_held_slots_flush()) */
-	if (ret && ret != -EAGAIN && ret != -ENOTCONN)
+	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+		rdmaxfer_maybe_send_credits(conn);
+	else if (ret && ret != -EAGAIN && ret != -ENOTCONN)
 		rdmaxfer_conn_fail(conn, -EIO);
 }
 
@@ -608,6 +750,7 @@ void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn)
 	list_splice_init(&conn->c_held_slots, &held);
 	list_splice_tail_init(&conn->c_echo_wait, &held);
 	INIT_LIST_HEAD(&conn->c_held_recvs);
+	INIT_LIST_HEAD(&conn->c_spare_recvs);
 	spin_unlock_bh(&conn->c_lock);
 	list_for_each_entry_safe(req, tmp, &held, r_held_entry) {
 		list_del_init(&req->r_held_entry);
@@ -661,6 +804,10 @@ static int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 		for (i = 0; i < n; i++)
 			conn->c_tx_caps[conn->c_tx_end++ % RDMAXFER_RQ_RING] = cap;
 		conn->c_credits += n;
+		/* the senders that wait try again, and ask again if still stuck */
+		conn->c_want_due = false;
+		memset(conn->c_want, 0, sizeof(conn->c_want));
+		memset(conn->c_want_sent, 0, sizeof(conn->c_want_sent));
 		if (cap & RDMAXFER_RUN_SLOT)
 			conn->c_peer_slots = true;
 		now = conn->c_credits;
@@ -693,6 +840,27 @@ static int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
+
+/* WANT: a message of the peer waits for our receive entries (proto.h). */
+static int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
+{
+	const struct rdmaxfer_msg_want *want = p;
+	u32 ctrl, data;
+
+	if (plen != sizeof(*want) || !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
+		return -EPROTO;
+	ctrl = be32_to_cpu(want->ctrl_length);
+	data = be32_to_cpu(want->data_length);
+	if ((!ctrl && !data) || ctrl > RDMAXFER_CTRL_SIZE || data > RDMAXFER_RUN_CAP_MASK)
+		return -EPROTO;
+	spin_lock_bh(&conn->c_lock);
+	conn->c_peer_wants = true;
+	conn->c_peer_want[0] = ctrl;
+	conn->c_peer_want[1] = data;
+	spin_unlock_bh(&conn->c_lock);
+	/* answered when its buffer is back (rdmaxfer_maybe_send_credits()) */
 	return 0;
 }
 
@@ -790,7 +958,7 @@ static int rdmaxfer_handle_write_done(struct rdmaxfer_conn *conn, const void *p,
  *
  * Every field is checked, lengths against what arrived.
  *
- * Context: the receive CQ's work item; may sleep.
+ * Context: the receive work (c_rx_work); may sleep.
  * Return: 0 (the credit goes back with the buffer), RDMAXFER_HOLD_CREDIT,
  * or an error, which drops the connection.
  */
@@ -823,6 +991,8 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return rdmaxfer_handle_data(conn, p, plen);
 	case RDMAXFER_MSG_WRITE_DONE:
 		return rdmaxfer_handle_write_done(conn, p, plen);
+	case RDMAXFER_MSG_WANT:
+		return rdmaxfer_handle_want(conn, p, plen);
 	default:
 		return -EPROTO;
 	}
@@ -839,7 +1009,7 @@ static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 }
 
 /* A receive failed: flushed (the connection is going down), or the QP broke. */
-static void rdmaxfer_recv_failed(struct rdmaxfer_conn *conn, struct ib_wc *wc)
+static void rdmaxfer_recv_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc)
 {
 	if (wc->status != IB_WC_WR_FLUSH_ERR) {
 		pr_debug("conn %u: receive failed: %s\n", conn->c_obj.id,
@@ -860,16 +1030,16 @@ static int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *b
 	return ret;
 }
 
-static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * A control buffer's completion.  Only a message in it may sleep (it is
+ * handled by the receive work); a skip, an error, a flush may not.
+ */
+static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+				 const struct ib_wc *wc)
 {
-	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
-	struct rdmaxfer_conn *conn = ct->ct_conn;
 	bool repost = true;
 	int ret;
 
-	spin_lock_bh(&conn->c_lock);
-	conn->c_rx_ctrl_posted--;
-	spin_unlock_bh(&conn->c_lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		rdmaxfer_recv_failed(conn, wc);
 		return;
@@ -888,10 +1058,13 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_lock_bh(&conn->c_lock);
 		repost = conn->c_rx_ctrl_posted < RDMAXFER_MIN_CTRL_RECVS;
 		if (!repost)
-			list_add_tail(&ct->ct_entry, &conn->c_held_recvs);
+			list_add_tail(&ct->ct_entry, &conn->c_spare_recvs);
 		spin_unlock_bh(&conn->c_lock);
+		if (!repost)
+			rdmaxfer_maybe_send_credits(conn);	/* a WANT may need it */
 		ret = 0;
 	} else {
+		might_sleep();
 		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
 					   DMA_FROM_DEVICE);
 		ret = rdmaxfer_handle_msg_charged(conn, ct->ct_buf, wc->byte_len);
@@ -933,16 +1106,13 @@ static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *re
 /*
  * Completion of a slot: the user's message (a SEND with immediate)
  * completes it; a control message or a skip puts it back on the queue.
+ * Only a control message may sleep (it is handled by the receive work).
  */
-static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
+static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
+				 const struct ib_wc *wc)
 {
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
-	struct rdmaxfer_conn *conn = req->r_conn;
 	int ret = 0;
 
-	spin_lock_bh(&conn->c_lock);
-	conn->c_rx_slots--;
-	spin_unlock_bh(&conn->c_lock);
 	if (wc->status != IB_WC_SUCCESS) {
 		rdmaxfer_recv_failed(conn, wc);
 		rdmaxfer_req_wc(req, wc->status);
@@ -967,8 +1137,10 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
 		rdmaxfer_maybe_send_credits(conn);
 		return;
 	}
-	if (wc->byte_len)
+	if (wc->byte_len) {
+		might_sleep();
 		ret = rdmaxfer_slot_msg(conn, req, wc->byte_len);
+	}
 	if (ret == RDMAXFER_HOLD_CREDIT) {
 		spin_lock_bh(&conn->c_lock);
 		list_add_tail(&req->r_held_entry, &conn->c_held_slots);
@@ -983,6 +1155,119 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	rdmaxfer_maybe_send_credits(conn);
 }
+
+/* --- the receive CQ -------------------------------------------------------- */
+
+/*
+ * The receive CQ polls in softirq context, so that a user's message in a
+ * slot completes (or is echoed) without waking a thread.  A control
+ * message needs process context: its completion is copied and queued for
+ * c_rx_work, and so is every later completion until the work has caught
+ * up, so that everything the peer sent is handled in the order it came (a
+ * WRITE_DONE's event before the SEND that followed it).  A skip or a flush
+ * is handled on the spot when nothing waits.
+ */
+
+/* Keep a completion for the receive work.  c_lock held. */
+static void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
+			      const struct ib_wc *wc, bool slot)
+{
+	lockdep_assert_held(&conn->c_lock);
+	rx->rx_slot = slot;
+	rx->rx_status = wc->status;
+	rx->rx_len = wc->byte_len;
+	rx->rx_flags = wc->wc_flags;
+	rx->rx_imm = wc->ex.imm_data;
+	list_add_tail(&rx->rx_entry, &conn->c_rx_defer);
+	if (!conn->c_rx_busy) {
+		conn->c_rx_busy = true;
+		queue_work(rdmaxfer_rx_wq, &conn->c_rx_work);
+	}
+}
+
+/* Context: receive CQ completion handler (softirq). */
+static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
+	struct rdmaxfer_conn *conn = ct->ct_conn;
+	bool now;
+
+	spin_lock_bh(&conn->c_lock);
+	conn->c_rx_ctrl_posted--;
+	conn->c_rx_done++;
+	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len);
+	if (!now)
+		rdmaxfer_rx_defer(conn, &ct->ct_rx, wc, false);
+	spin_unlock_bh(&conn->c_lock);
+	if (now)
+		rdmaxfer_recv_handle(conn, ct, wc);
+}
+
+/* Context: receive CQ completion handler (softirq). */
+static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_conn *conn = req->r_conn;
+	bool now;
+
+	spin_lock_bh(&conn->c_lock);
+	conn->c_rx_slots--;
+	conn->c_rx_done++;
+	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
+				   (wc->wc_flags & IB_WC_WITH_IMM));
+	if (!now)
+		rdmaxfer_rx_defer(conn, &req->r_rx, wc, true);
+	spin_unlock_bh(&conn->c_lock);
+	if (now)
+		rdmaxfer_slot_handle(conn, req, wc);
+}
+
+/**
+ * rdmaxfer_rx_work - handle the receive completions kept for process context
+ * @work: rdmaxfer_conn.c_rx_work
+ *
+ * In the order they came, until none is left.  Teardown flushes this work
+ * after draining the QP, so every completion is handled before the
+ * connection's buffers and slots go away.
+ *
+ * Context: process context (rdmaxfer_rx_wq); takes c_lock, and what the
+ * control message handlers take (c_peer_win_lock, rf_ev_lock).
+ */
+void rdmaxfer_rx_work(struct work_struct *work)
+{
+	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_rx_work);
+	struct rdmaxfer_rx_wc *rx;
+
+	for (;;) {
+		struct ib_wc wc = {};
+
+		spin_lock_bh(&conn->c_lock);
+		rx = list_first_entry_or_null(&conn->c_rx_defer, struct rdmaxfer_rx_wc, rx_entry);
+		if (rx)
+			list_del(&rx->rx_entry);
+		else
+			conn->c_rx_busy = false;
+		spin_unlock_bh(&conn->c_lock);
+		if (!rx)
+			return;
+		wc.status = rx->rx_status;
+		wc.byte_len = rx->rx_len;
+		wc.wc_flags = rx->rx_flags;
+		wc.ex.imm_data = rx->rx_imm;
+		if (rx->rx_slot) {
+			struct rdmaxfer_req *req = container_of(rx, struct rdmaxfer_req, r_rx);
+
+			rdmaxfer_slot_handle(conn, req, &wc);
+		} else {
+			struct rdmaxfer_ctrl *ct = container_of(rx, struct rdmaxfer_ctrl, ct_rx);
+
+			rdmaxfer_recv_handle(conn, ct, &wc);
+		}
+		cond_resched();
+	}
+}
+
+/* --- the send CQ ------------------------------------------------------------ */
 
 static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {

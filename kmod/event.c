@@ -182,7 +182,7 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
  * @imm: immediate data
  * @window_id: window id
  *
- * Context: process context (receive completion handler).
+ * Context: process context (the receive work).
  * Return: 1 if the event holds the message's credit (see struct
  * rdmaxfer_peer_event: the caller must not give it back), 0 if not,
  * -ENOBUFS when the file's queue is full, -ENOMEM.

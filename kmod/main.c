@@ -24,6 +24,11 @@
 
 /* Connection teardown after CM events and errors runs here. */
 struct workqueue_struct *rdmaxfer_wq;
+/*
+ * The peer's control messages are handled here (ctrl.c), with the priority
+ * the CQ core gives its own completion work (ib_comp_wq).
+ */
+struct workqueue_struct *rdmaxfer_rx_wq;
 
 static int __init rdmaxfer_init(void)
 {
@@ -32,9 +37,14 @@ static int __init rdmaxfer_init(void)
 	rdmaxfer_wq = alloc_workqueue("rdmaxfer", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!rdmaxfer_wq)
 		return -ENOMEM;
+	rdmaxfer_rx_wq = alloc_workqueue("rdmaxfer_rx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!rdmaxfer_rx_wq) {
+		ret = -ENOMEM;
+		goto out_wq;
+	}
 	ret = rdmaxfer_device_init();
 	if (ret)
-		goto out_wq;
+		goto out_rx_wq;
 	rdmaxfer_fault_init();
 	ret = rdmaxfer_chardev_init();
 	if (ret)
@@ -46,6 +56,8 @@ static int __init rdmaxfer_init(void)
 out_fault:
 	rdmaxfer_fault_exit();
 	rdmaxfer_device_exit();
+out_rx_wq:
+	destroy_workqueue(rdmaxfer_rx_wq);
 out_wq:
 	destroy_workqueue(rdmaxfer_wq);
 	return ret;
@@ -57,6 +69,7 @@ static void __exit rdmaxfer_exit(void)
 	rdmaxfer_chardev_exit();
 	rdmaxfer_fault_exit();
 	rdmaxfer_device_exit();
+	destroy_workqueue(rdmaxfer_rx_wq);
 	destroy_workqueue(rdmaxfer_wq);
 	pr_info("unloaded\n");
 }

@@ -953,7 +953,7 @@ int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg)
  * Every field is checked: lengths, counts, overflow of address + length,
  * access bits, a duplicate id.
  *
- * Context: process context (receive completion).
+ * Context: process context (the receive work).
  * Return: 0, -EPROTO for a malformed message, -ENOMEM.
  */
 int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)

@@ -35,7 +35,20 @@
  *    not fit the next message but a later announced one does.
  * The receiver gives a slot that held a control message or a skip back to
  * its receive queue, and reposts control buffers taken by skips only while
- * fewer than RDMAXFER_MIN_CTRL_RECVS are posted.
+ * fewer than RDMAXFER_MIN_CTRL_RECVS are posted (it keeps the others).
+ *
+ * Announcements are batched (half of what is posted), which alone could
+ * leave a sender stuck: the entry its message fits may be the last one it
+ * holds, with no credit left to keep after skipping up to it, or it may
+ * hold none that fits while the receiver has one it has not announced.
+ * Such a sender sends a WANT (struct rdmaxfer_msg_want: the shortest
+ * control message and user's SEND that wait), with its last credit if need
+ * be, once per announcement it receives (again only for a shorter one).
+ * The receiver answers with a CREDIT as soon as its posted entries let one
+ * of them through -- an entry it fits with one more after it -- reposting
+ * control buffers it kept if that is what is missing.  It does not answer
+ * while no posted entry fits (a user's SEND waits for the user's slots),
+ * so WANTs cannot ping-pong.
  *
  * Everything is big-endian.  Every field is checked on receipt; a message
  * that breaks the rules drops the connection.
@@ -104,6 +117,7 @@ enum rdmaxfer_msg_type {
 	RDMAXFER_MSG_REVOKE,		/* struct rdmaxfer_msg_revoke */
 	RDMAXFER_MSG_DATA,		/* payload: the bytes of a SEND */
 	RDMAXFER_MSG_WRITE_DONE,	/* struct rdmaxfer_msg_write_done */
+	RDMAXFER_MSG_WANT,		/* struct rdmaxfer_msg_want (slots only) */
 };
 
 /**
@@ -131,6 +145,18 @@ struct rdmaxfer_msg_hdr {
 struct rdmaxfer_msg_run {
 	__be32 count;
 	__be32 cap;
+};
+
+/**
+ * struct rdmaxfer_msg_want - the sender waits for receive entries
+ * @ctrl_length: bytes of the shortest control message that waits, header
+ *	included (0: none)
+ * @data_length: bytes of the shortest user's SEND that waits (only a slot
+ *	takes it; 0: none)
+ */
+struct rdmaxfer_msg_want {
+	__be32 ctrl_length;
+	__be32 data_length;
 };
 
 /**

@@ -41,8 +41,9 @@
  * Waiting counts as taking: rdma_destroy_id() waits for the id's CM handler,
  * which may take rf_lock, rd_lock, c_lock, l_lock and rf_ev_lock, so none of
  * those is held across it (c_teardown_lock is: no handler takes it).
- * ib_drain_qp() waits for completion handlers, which take c_peer_win_lock,
- * c_lock and rf_ev_lock.  Functions that need a lock held say so with
+ * ib_drain_qp() waits for completion handlers, which take c_lock and
+ * rf_ev_lock, and teardown then flushes c_rx_work, which takes
+ * c_peer_win_lock too.  Functions that need a lock held say so with
  * lockdep_assert_held(), and those that sleep with might_sleep(), so that
  * a lockdep kernel (make check KERNEL=debug) checks these rules.
  */
@@ -94,7 +95,7 @@
 #define RDMAXFER_MAX_SLOTS	512	/* slots posted on one connection */
 #define RDMAXFER_MIN_SLOT	64	/* bytes: a slot holds any CREDIT message */
 #define RDMAXFER_RQ_RING	1024	/* mirror of announced entries, >= our receive queue */
-#define RDMAXFER_MIN_CTRL_RECVS	4	/* control buffers kept posted in slot mode */
+#define RDMAXFER_MIN_CTRL_RECVS	1	/* control buffers kept posted in slot mode */
 #define RDMAXFER_MAX_RUNS	((RDMAXFER_MIN_SLOT - sizeof(struct rdmaxfer_msg_hdr)) / \
 				 sizeof(struct rdmaxfer_msg_run))
 #define RDMAXFER_MAX_MSG_SGES	8	/* registration segments one SEND or slot spans */
@@ -122,6 +123,7 @@
 #define RDMAXFER_PEER_TIMEOUT_MAX_MS	3600000
 
 extern struct workqueue_struct *rdmaxfer_wq;
+extern struct workqueue_struct *rdmaxfer_rx_wq;
 
 /**
  * struct rdmaxfer_device - per-RDMA-device state
@@ -366,6 +368,28 @@ enum rdmaxfer_conn_state {
 };
 
 /**
+ * struct rdmaxfer_rx_wc - a receive completion kept for the receive work
+ * @rx_entry: on rdmaxfer_conn.c_rx_defer, in completion order
+ * @rx_slot: of a slot (else of a control buffer)
+ * @rx_status: the work completion's status
+ * @rx_len: its byte_len
+ * @rx_flags: its wc_flags
+ * @rx_imm: its immediate, as on the wire
+ *
+ * The receive CQ polls in softirq context; a completion that needs process
+ * context (a control message) is copied here and handled by c_rx_work, and
+ * so is every completion after it until that work has caught up (ctrl.c).
+ */
+struct rdmaxfer_rx_wc {
+	struct list_head	rx_entry;
+	bool			rx_slot;
+	enum ib_wc_status	rx_status;
+	u32			rx_len;
+	int			rx_flags;
+	__be32			rx_imm;
+};
+
+/**
  * struct rdmaxfer_ctrl - a control buffer (one SEND or one RECV)
  * @ct_conn: its connection
  * @ct_cqe: completion handler
@@ -373,6 +397,7 @@ enum rdmaxfer_conn_state {
  * @ct_buf: RDMAXFER_CTRL_SIZE bytes
  * @ct_dma: @ct_buf mapped on the device
  * @ct_req: the operation this send belongs to (SEND, WRITE_IMM), or NULL
+ * @ct_rx: receive buffers: the completion, when the receive work handles it
  */
 struct rdmaxfer_ctrl {
 	struct rdmaxfer_conn	*ct_conn;
@@ -381,6 +406,7 @@ struct rdmaxfer_ctrl {
 	void			*ct_buf;
 	u64			ct_dma;
 	struct rdmaxfer_req	*ct_req;
+	struct rdmaxfer_rx_wc	ct_rx;
 };
 
 /**
@@ -442,6 +468,18 @@ struct rdmaxfer_msg {
  *	all reposted
  * @c_held_recvs: control buffers whose message holds its credit
  * @c_held_slots: slots (requests) whose control message holds its credit
+ * @c_spare_recvs: control buffers taken by skips and kept off the queue
+ *	(RDMAXFER_MIN_CTRL_RECVS), until a WANT of the peer needs them
+ * @c_rx_done: number of our first entry not completed yet
+ * @c_peer_wants: the peer sent a WANT not answered yet
+ * @c_peer_want: its lengths: [0] of a control message, [1] of a user's
+ *	SEND (0: none)
+ * @c_want_due: a message of ours waits for the peer's entries: send a WANT
+ * @c_want: the shortest ones that wait, as @c_peer_want
+ * @c_want_sent: what our last WANT asked, since the last announcement
+ * @c_rx_defer: receive completions for @c_rx_work, in completion order
+ * @c_rx_busy: @c_rx_work has completions to handle: later ones join them
+ * @c_rx_work: handles the receive completions that need process context
  * @c_skip_cqe: completion of our skips (empty SENDs)
  * @c_echo_wait: echo slots whose echo could not be posted yet (no credit,
  *	slot or WR), in the order their messages came
@@ -528,6 +566,16 @@ struct rdmaxfer_conn {
 	u32				c_rx_user_slots;
 	struct list_head		c_held_recvs;
 	struct list_head		c_held_slots;
+	struct list_head		c_spare_recvs;
+	u32				c_rx_done;
+	bool				c_peer_wants;
+	u32				c_peer_want[2];
+	bool				c_want_due;
+	u32				c_want[2];
+	u32				c_want_sent[2];
+	struct list_head		c_rx_defer;
+	bool				c_rx_busy;
+	struct work_struct		c_rx_work;
 	struct ib_cqe			c_skip_cqe;
 	struct list_head		c_echo_wait;
 	struct list_head		c_free_sends;
@@ -657,6 +705,7 @@ struct rdmaxfer_piece {
  * @r_echo: RECV: an echo slot (RDMAXFER_RECV_ECHO)
  * @r_echo_len: echo slot: length of the message to send back
  * @r_echo_imm: echo slot: its immediate
+ * @r_rx: RECV: the slot's completion, when the receive work handles it
  * @r_nsge: SEND into a slot, RECV: number of @r_sge
  * @r_sge: their local memory (the buffer's local registration)
  * @r_atomic_wr: atomics: the work request
@@ -685,6 +734,7 @@ struct rdmaxfer_req {
 	bool			r_echo;
 	u32			r_echo_len;
 	u32			r_echo_imm;
+	struct rdmaxfer_rx_wc	r_rx;
 	u32			r_nsge;
 	struct ib_sge		r_sge[RDMAXFER_MAX_MSG_SGES];
 	u32			r_npieces;
@@ -753,9 +803,11 @@ void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
 int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);
 int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
+void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data);
 void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
 void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
+void rdmaxfer_rx_work(struct work_struct *work);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 

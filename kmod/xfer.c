@@ -166,7 +166,7 @@ static void rdmaxfer_req_part_done(struct rdmaxfer_req *req, int err, u32 wc_sta
  * @req: the request
  * @status: the completion status
  *
- * Context: send CQ completion handler (softirq).
+ * Context: any context that may take a spinlock (completion handlers).
  */
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
 {
@@ -644,6 +644,7 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
 	} else if (conn->c_credits < 2) {
+		rdmaxfer_tx_want(conn, req->r_event.ev.bytes, true);
 		ret = -EAGAIN;
 	} else {
 		conn->c_credits--;
@@ -656,6 +657,9 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 			conn->c_credits++;
 	}
 	spin_unlock_bh(&conn->c_lock);
+	/* waiting: make sure the peer knows (a WANT, see proto.h) */
+	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+		rdmaxfer_maybe_send_credits(conn);
 	return ret;
 }
 

@@ -245,6 +245,35 @@ TEST_F(slots, short_slot_passed_over)
 	}
 }
 
+/*
+ * One slot behind all the control buffers of a fresh connection: every
+ * message must pass over them, and the receiver keeps back those its skips
+ * took, so the sender runs short of credits exactly in front of the slot
+ * and must ask (WANT) for more; none of the 100 messages may get stuck.
+ */
+TEST_F_TIMEOUT(slots, one_slot_behind_the_control_buffers, 180)
+{
+	struct rdmaxfer_completion c;
+	unsigned int i;
+
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 4096, i)));
+		if (!i)
+			ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+		fill(self->cmem, 1000, i);
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 1000, i,
+							TAG_SEND | i)));
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO)) TH_LOG("message %u stuck", i);
+		EXPECT_EQ(i, c.user_data);
+		EXPECT_EQ(i, c.imm_data);
+		EXPECT_EQ(0, c.status);
+		EXPECT_EQ(0, memcmp(self->smem, self->cmem, 1000));
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+		EXPECT_EQ(TAG_SEND | i, c.user_data);
+		EXPECT_EQ(0, c.status);
+	}
+}
+
 struct blocked {
 	int fd;
 	struct rdmaxfer_op op;
@@ -557,6 +586,35 @@ TEST_F_TIMEOUT(slots, echo_slots_answer_by_themselves, 180)
 		s |= 1u << (c.user_data - 100);
 	}
 	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+}
+
+/*
+ * The smallest echo setup: one echo slot, one client slot, so every round
+ * trip leaves each side with hardly a credit; 500 round trips, none stuck.
+ */
+TEST_F_TIMEOUT(slots, echo_with_one_slot_each, 180)
+{
+	struct rdmaxfer_completion c;
+	unsigned int i;
+
+	ASSERT_EQ(0, submit1(self->srv, echo_slot_op(self->sconn, self->sbuf, 0, 64, 100)));
+	ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, 0, 64, 1)));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+	ASSERT_EQ(0, wait_peer_slots(self->srv, self->sconn, TMO));
+	for (i = 0; i < 500; i++) {
+		self->cmem[4096] = (unsigned char)i;
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 4096, 8, i,
+							TAG_SEND)));
+		do {
+			ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("round trip %u stuck", i);
+			ASSERT_EQ(0, c.status);
+		} while (c.user_data == TAG_SEND);
+		ASSERT_EQ(1, c.user_data);
+		ASSERT_EQ(8, c.bytes);
+		ASSERT_EQ(i, c.imm_data);
+		ASSERT_EQ((unsigned char)i, self->cmem[0]);
+		ASSERT_EQ(0, submit1(self->cli, slot_op(self->cconn, self->cbuf, 0, 64, 1)));
+	}
 }
 
 /*
