@@ -21,6 +21,7 @@
  *              message in a control buffer)
  *   runs       a CREDIT message announcing a slot, from a peer whose hello
  *              (this one's) did not say it speaks slots
+ *   want       a WANT message (a sender stuck for credits), from such a peer
  *
  * and waits up to 5 s for the server to disconnect.  Mode `valid` sends a
  * well-formed empty CREDIT message instead: the control case, which must
@@ -131,6 +132,7 @@
 #define RX_MSG_REVOKE		3
 #define RX_MSG_DATA		4
 #define RX_MSG_WRITE_DONE	5
+#define RX_MSG_WANT		6
 #define RX_REMOTE_READ		1u
 #define RX_PAGE_SIZE		4096
 #define RX_MAX_SEGS		255
@@ -1076,6 +1078,14 @@ static int build(uint8_t *m, uint32_t server_win)
 		put32(p + 4, 0x80000040u);
 		return RX_HDR_LEN + 8;
 	}
+	if (!strcmp(mode, "want")) {
+		/* a control message of 64 bytes waits */
+		put16(m, RX_MSG_WANT);
+		put32(m + 4, 8);
+		put32(p + 0, 64);
+		put32(p + 4, 0);
+		return RX_HDR_LEN + 8;
+	}
 	if (!strcmp(mode, "valid") || !strcmp(mode, "immctl")) {
 		put16(m, RX_MSG_CREDIT);
 		put32(m + 4, 0);
@@ -1249,7 +1259,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; int args; } modes[] = {
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
-		{ "runs", 0 }, { "valid", 0 }, { "advaddr", 0 },
+		{ "runs", 0 }, { "want", 0 }, { "valid", 0 }, { "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { NULL, 0 },
 	};

@@ -23,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 
 EVIL=$SELFTEST_DIR/evil_peer
-MODES="badlen badtype credits advert0 advertovf writedone skip immctl runs"
+MODES="badlen badtype credits advert0 advertovf writedone skip immctl runs want"
 FLOODS="writedone advrevoke send"
 HELPER=$SELFTEST_DIR/xfer_helper
 PORT=18700

@@ -44,8 +44,14 @@
 #define PING_DEFAULT_WARMUP	100
 #define PING_MAX_COUNT		100000000ull
 #define PING_REAP_MAX		16
-#define PING_SLOTS		2	/* our receive slots for kernel echoes */
-#define PING_SERVE_SLOTS	4	/* echo slots asked of serve */
+/*
+ * Receive slots for kernel echoes: ours, and the echo slots asked of serve.
+ * Enough that each side tells the other of its reposted slots once every
+ * few round trips, not at every one (a CREDIT message each way).
+ */
+#define PING_SLOTS		8
+#define PING_SLOTS_BYTES	(16u << 20)	/* fewer slots (not < 2) past this */
+#define PING_SERVE_SLOTS	16
 #define PING_SLOT_TAG		(1ull << 61)
 
 /*
@@ -228,7 +234,7 @@ static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool
  */
 static int slot_echo(struct session *s, const struct rdmaxfer_completion *c,
 		     const unsigned char *sent, unsigned char *slots, uint32_t slot_len,
-		     uint32_t slots_id, uint64_t size)
+		     uint32_t nslots, uint32_t slots_id, uint64_t size)
 {
 	uint32_t k = (uint32_t)(c->user_data & 0xff);
 	struct rdmaxfer_op op = {
@@ -241,7 +247,7 @@ static int slot_echo(struct session *s, const struct rdmaxfer_completion *c,
 	};
 	int err;
 
-	if (k >= PING_SLOTS || c->bytes != size ||
+	if (k >= nslots || c->bytes != size ||
 	    memcmp(slots + (uint64_t)k * slot_len, sent, size)) {
 		bench_fail("%s echoed a %llu-byte message that is not the %llu bytes we sent (is it 'rdmaxfer serve'?)",
 			   s->peer, (unsigned long long)c->bytes, (unsigned long long)size);
@@ -261,19 +267,24 @@ static int slot_echo(struct session *s, const struct rdmaxfer_completion *c,
  * the copy way until then).  Returns 0, or -1 (printed).
  */
 static int kecho_begin(struct session *s, uint64_t size, unsigned char **slots,
-		       uint32_t *slot_len, uint32_t *slots_id)
+		       uint32_t *slot_len, uint32_t *nslots, uint32_t *slots_id)
 {
 	struct rdmaxfer_op ops[PING_SLOTS];
-	uint32_t k, len = size < 64 ? 64 : (uint32_t)size;
+	uint32_t k, len = size < 64 ? 64 : (uint32_t)size, n = PING_SLOTS;
 
+	if ((uint64_t)n * len > PING_SLOTS_BYTES)
+		n = PING_SLOTS_BYTES / len < 2 ? 2 : PING_SLOTS_BYTES / len;
 	if (bench_begin(s, PROTO_BF_KECHO, size, PING_SERVE_SLOTS))
 		return -1;
-	*slots = map_anon((uint64_t)PING_SLOTS * len);
-	if (!*slots || session_reg(s, *slots, (uint64_t)PING_SLOTS * len,
-				   RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, slots_id))
+	*slots = map_anon((uint64_t)n * len);
+	if (!*slots)
 		return -1;
 	*slot_len = len;
-	for (k = 0; k < PING_SLOTS; k++) {
+	*nslots = n;
+	if (session_reg(s, *slots, (uint64_t)n * len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+			slots_id))
+		return -1;
+	for (k = 0; k < n; k++) {
 		memset(&ops[k], 0, sizeof(ops[k]));
 		ops[k].opcode = RDMAXFER_OP_RECV;
 		ops[k].conn_id = s->conn_id;
@@ -282,7 +293,7 @@ static int kecho_begin(struct session *s, uint64_t size, unsigned char **slots,
 		ops[k].length = len;
 		ops[k].user_data = PING_SLOT_TAG | k;
 	}
-	if (rdx_submit(s->fd, ops, PING_SLOTS, NULL)) {
+	if (rdx_submit(s->fd, ops, n, NULL)) {
 		bench_fail("posting receive slots to %s failed: %s", s->peer, strerror(errno));
 		return -1;
 	}
@@ -318,7 +329,7 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	uint64_t i, total = o->warmup + o->count, t, msgs, bytes;
 	bool echo = o->op == BOP_SEND, kecho = false;
 	struct rdmaxfer_completion slot = { 0 };
-	uint32_t buf_id, slot_len = 0, slots_id = 0;
+	uint32_t buf_id, slot_len = 0, nslots = 0, slots_id = 0;
 	char a[48], b[48];
 	int ret = EXIT_FAIL;
 
@@ -353,7 +364,7 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	if (session_reg(&s, buf, o->size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf_id))
 		goto out;
 	if (kecho) {
-		if (kecho_begin(&s, o->size, &slots, &slot_len, &slots_id))
+		if (kecho_begin(&s, o->size, &slots, &slot_len, &nslots, &slots_id))
 			goto out;
 	} else if (echo) {
 		rbuf = malloc(s.ci.max_send_size);
@@ -375,7 +386,8 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	for (i = 0; i < total; i++) {
 		if (round_trip(&s, &op, echo, busy, &t, &slot))
 			goto out;
-		if (kecho && slot_echo(&s, &slot, buf, slots, slot_len, slots_id, o->size))
+		if (kecho && slot_echo(&s, &slot, buf, slots, slot_len, nslots, slots_id,
+				       o->size))
 			goto out;
 		if (echo && !kecho && take_echo(&s, buf, rbuf, o->size))
 			goto out;
@@ -398,7 +410,7 @@ out:
 	if (buf)
 		munmap(buf, o->size);
 	if (slots)
-		munmap(slots, (uint64_t)PING_SLOTS * slot_len);
+		munmap(slots, (uint64_t)nslots * slot_len);
 	free(rbuf);
 	return ret;
 }
