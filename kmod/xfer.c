@@ -1062,6 +1062,11 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 		ch->conn = conn;
 	}
 	trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
+	if (ch->slots && req->r_event.ev.opcode != RDMAXFER_OP_RECV) {
+		/* the slots before this, announced if due before it may wait */
+		rdmaxfer_maybe_send_credits(conn);
+		ch->slots = false;
+	}
 	switch (req->r_event.ev.opcode) {
 	case RDMAXFER_OP_RECV:
 		ch->slots = true;

@@ -20,6 +20,7 @@ static const struct {
 	{ "write", cmd_write, "RDMA WRITE a file or a pattern into a server's window" },
 	{ "read", cmd_read, "RDMA READ from a server's window into a file or stdout" },
 	{ "send", cmd_send, "SEND a message or a file to a server, which prints it" },
+	{ "atomic", cmd_atomic, "one RDMA atomic (fadd, cas) on a server's window" },
 	{ "ping", cmd_ping, "measure round-trip latency to a server (RDMA, TCP or UDP)" },
 	{ "bench", cmd_bench, "measure bandwidth and message rate to a server" },
 	{ "regbench", cmd_regbench, "measure memory registration cost, kernel vs ibv_reg_mr" },

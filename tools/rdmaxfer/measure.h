@@ -23,7 +23,13 @@
 
 #include "rdmaxfer.h"
 
-enum bench_op { BOP_WRITE, BOP_READ, BOP_SEND };
+enum bench_op { BOP_WRITE, BOP_READ, BOP_SEND, BOP_FADD, BOP_CAS };
+
+/* 8-byte RDMA atomics on the server's window (serve --atomic) */
+static inline bool bench_op_atomic(enum bench_op op)
+{
+	return op == BOP_FADD || op == BOP_CAS;
+}
 enum bench_transport { BT_RDMA, BT_TCP, BT_UDP };
 
 /* Largest sockets message (UDP: one datagram; TCP: one write). */

@@ -349,6 +349,16 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 	case BOP_SEND:
 		op->opcode = RDMAXFER_OP_SEND;
 		break;
+	case BOP_FADD:
+	case BOP_CAS:
+		/* CAS: mostly a failed comparison, still one atomic operation */
+		op->opcode = o->op == BOP_FADD ? RDMAXFER_OP_FADD : RDMAXFER_OP_CAS;
+		op->window_id = bc->s.window_id;
+		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
+				    r->size;
+		op->compare_add = o->op == BOP_FADD ? 1 : bc->k;
+		op->swap = bc->k + 1;
+		break;
 	}
 	op->conn_id = bc->s.conn_id;
 	op->buf_id = bc->buf_id;
@@ -481,17 +491,19 @@ static void *conn_thread(void *arg)
 static void bench_help(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmaxfer bench HOST [--port N] --op write|read|send\n"
+		"usage: rdmaxfer bench HOST [--port N] --op write|read|send|fadd|cas\n"
 		"                      [--size BYTES | --sweep MIN:MAX] [--iters N | --duration S]\n"
 		"                      [--depth N] [--conns N] [--bidir] [--transport rdma|tcp|udp]\n"
 		"                      [--json]\n"
 		"\n"
 		"Measure bandwidth and message rate to 'rdmaxfer serve' at HOST: RDMA WRITE\n"
 		"into or READ from its window, or SEND messages it counts and drops, with\n"
-		"--depth operations in flight per connection.  One row per size.\n"
+		"--depth operations in flight per connection.  One row per size.  fadd\n"
+		"and cas are 8-byte RDMA atomics (fetch-and-add, compare-and-swap) on its\n"
+		"window, which 'serve --atomic' allows.\n"
 		"\n"
 		"  --port N          server port (default %u)\n"
-		"  --op OP           write, read or send\n"
+		"  --op OP           write, read, send, fadd or cas\n"
 		"  --size BYTES      bytes per operation (default 64K; K, M, G suffixes)\n"
 		"  --sweep MIN:MAX   sizes MIN, 2*MIN, 4*MIN, ... and MAX, one row each\n"
 		"  --iters N         operations per connection and size (default %u)\n"
@@ -515,7 +527,16 @@ static void bench_help(FILE *f)
 static int check_bench(struct bench_opts *o, bool have_op, bool size_and_sweep, bool have_iters)
 {
 	if (!have_op)
-		return usage_error("bench ", "missing --op (write, read or send)");
+		return usage_error("bench ", "missing --op (write, read, send, fadd or cas)");
+	if (bench_op_atomic(o->op)) {
+		/* an atomic is 8 bytes, one way, over RDMA */
+		if (o->size_max != 8 || o->size_min != 8)
+			return usage_error("bench ", "--op %s moves 8 bytes: no --size or --sweep",
+					   bench_op_name(o->op));
+		if (o->bidir || o->transport != BT_RDMA)
+			return usage_error("bench ", "--op %s is an RDMA atomic: no --bidir or --transport",
+					   bench_op_name(o->op));
+	}
 	if (size_and_sweep)
 		return usage_error("bench ", "give --size or --sweep, not both");
 	if (o->duration > 0 && have_iters)
@@ -542,7 +563,8 @@ static int bench_opt(struct bench_opts *o, int c, bool *have_op, bool *have_swee
 	switch (c) {
 	case 'o':
 		if (parse_bench_op(optarg, &o->op))
-			return usage_error("bench ", "bad --op '%s' (write, read or send)", optarg);
+			return usage_error("bench ", "bad --op '%s' (write, read, send, fadd or cas)",
+					   optarg);
 		*have_op = true;
 		break;
 	case 'w':
@@ -625,6 +647,8 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 	o->json = co.json;
 	if (co.have_size)	/* with --sweep too: a usage error below */
 		o->size_min = o->size_max = co.size;
+	else if (have_op && bench_op_atomic(o->op) && !have_sweep)
+		o->size_min = o->size_max = 8;
 	return check_bench(o, have_op, co.have_size && have_sweep, have_iters);
 }
 
@@ -706,7 +730,9 @@ static int bench_setup(struct bench_run *r)
 	char a[48], b[48];
 	unsigned int i;
 
-	if (o->op != BOP_SEND)
+	if (bench_op_atomic(o->op))
+		access = RDMAXFER_REMOTE_ATOMIC;
+	else if (o->op != BOP_SEND)
 		access = o->bidir ? RDMAXFER_REMOTE_WRITE | RDMAXFER_REMOTE_READ :
 		 o->op == BOP_WRITE ? RDMAXFER_REMOTE_WRITE : RDMAXFER_REMOTE_READ;
 	for (i = 0; i < o->conns; i++) {

@@ -65,7 +65,7 @@
 static void ping_help(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmaxfer ping HOST [--port N] [--op send|write|read] [--size BYTES]\n"
+		"usage: rdmaxfer ping HOST [--port N] [--op send|write|read|fadd|cas] [--size BYTES]\n"
 		"                     [--count N] [--warmup N] [--poll busy|block] [--histogram]\n"
 		"                     [--transport rdma|tcp|udp] [--json]\n"
 		"\n"
@@ -75,7 +75,8 @@ static void ping_help(FILE *f)
 		"  --port N        server port (default %u)\n"
 		"  --op OP         send (default: the server echoes each message), write or\n"
 		"                  read (RDMA into/from the server's window: its device\n"
-		"                  answers, its CPU does nothing)\n"
+		"                  answers, its CPU does nothing), fadd or cas (an 8-byte\n"
+		"                  RDMA atomic on it: serve --atomic)\n"
 		"  --size BYTES    bytes per operation (default %u)\n"
 		"  --count N       measured round trips (default %u)\n"
 		"  --warmup N      round trips before them, not measured (default %u)\n"
@@ -117,7 +118,8 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 		switch (c) {
 		case 'o':
 			if (parse_bench_op(optarg, &o->op))
-				return usage_error("ping ", "bad --op '%s' (send, write or read)", optarg);
+				return usage_error("ping ", "bad --op '%s' (send, write, read, fadd or cas)",
+						   optarg);
 			break;
 		case 'c':
 			if (parse_uint(optarg, PING_MAX_COUNT, &o->count) || !o->count)
@@ -156,6 +158,9 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 		return usage_error("ping ", "--size %llu is more than %s carries in one message (%llu bytes)",
 				   (unsigned long long)o->size, transport_name(o->transport),
 				   (unsigned long long)sock_max_msg(o->transport, true));
+	if (bench_op_atomic(o->op) && (o->size != 8 || o->transport != BT_RDMA))
+		return usage_error("ping ", "--op %s is an 8-byte RDMA atomic: no --size or --transport",
+				   bench_op_name(o->op));
 	if (*busy == POLL_DEFAULT)
 		*busy = o->op != BOP_SEND;
 	return -1;
@@ -346,8 +351,9 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 		goto out;
 	}
 	if (!echo) {
-		if (session_wait_window(&s, o->op == BOP_WRITE ? RDMAXFER_REMOTE_WRITE :
-								RDMAXFER_REMOTE_READ))
+		if (session_wait_window(&s, bench_op_atomic(o->op) ? RDMAXFER_REMOTE_ATOMIC :
+					o->op == BOP_WRITE ? RDMAXFER_REMOTE_WRITE :
+					RDMAXFER_REMOTE_READ))
 			goto out;
 		if (o->size > s.window_len || o->size > s.max_op) {
 			format_bytes(o->size, a, sizeof(a));
@@ -377,7 +383,10 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	}
 
 	op.opcode = o->op == BOP_WRITE ? RDMAXFER_OP_WRITE :
-		    o->op == BOP_READ ? RDMAXFER_OP_READ : RDMAXFER_OP_SEND;
+		    o->op == BOP_READ ? RDMAXFER_OP_READ :
+		    o->op == BOP_FADD ? RDMAXFER_OP_FADD :
+		    o->op == BOP_CAS ? RDMAXFER_OP_CAS : RDMAXFER_OP_SEND;
+	op.compare_add = o->op == BOP_FADD;	/* cas: 0 for 0, the window's 8 bytes */
 	op.conn_id = s.conn_id;
 	op.buf_id = buf_id;
 	op.window_id = echo ? 0 : s.window_id;

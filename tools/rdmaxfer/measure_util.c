@@ -79,6 +79,10 @@ int parse_bench_op(const char *s, enum bench_op *op)
 		*op = BOP_READ;
 	else if (!strcmp(s, "send"))
 		*op = BOP_SEND;
+	else if (!strcmp(s, "fadd"))
+		*op = BOP_FADD;
+	else if (!strcmp(s, "cas"))
+		*op = BOP_CAS;
 	else
 		return -1;
 	return 0;
@@ -99,7 +103,12 @@ int parse_transport(const char *s, enum bench_transport *t)
 
 const char *bench_op_name(enum bench_op op)
 {
-	return op == BOP_WRITE ? "write" : op == BOP_READ ? "read" : "send";
+	static const char *const names[] = {
+		[BOP_WRITE] = "write", [BOP_READ] = "read", [BOP_SEND] = "send",
+		[BOP_FADD] = "fadd", [BOP_CAS] = "cas",
+	};
+
+	return names[op];
 }
 
 const char *transport_name(enum bench_transport t)

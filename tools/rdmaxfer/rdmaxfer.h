@@ -136,6 +136,7 @@ int cmd_write(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_atomic(int argc, char **argv);
 
 /* The window `serve` exposes when --size is not given. */
 #define SERVE_DEFAULT_SIZE	(64ull << 20)

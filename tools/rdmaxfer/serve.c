@@ -3,7 +3,7 @@
  * rdmaxfer serve - the server of write, read and send.
  *
  * serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE] [--out FILE]
- *       [--count N] [--max-per-host N] [--json]
+ *       [--count N] [--max-per-host N] [--atomic] [--json]
  *
  * Listens on ADDR (default "::", which takes IPv4 and IPv6 clients; if IPv6
  * is not available, 0.0.0.0) and serves any number of clients at the same
@@ -19,7 +19,9 @@
  * anonymous memory are mapped, preloaded from --in (a shorter file leaves
  * the rest zero; a longer one is refused) and registered once.  Each
  * accepted connection gets that buffer EXPOSEd to it (its own window id and
- * keys, REMOTE_READ | REMOTE_WRITE, offset 0, --size bytes); CLOSE at the
+ * keys, REMOTE_READ | REMOTE_WRITE, with --atomic also REMOTE_ATOMIC for
+ * `rdmaxfer atomic` and `bench --op fadd|cas`, offset 0, --size bytes; a
+ * device without atomics gets the window without them); CLOSE at the
  * end of the connection revokes its window, the memory stays registered
  * until serve exits.  So what one client writes, the next one reads back.
  * Concurrent clients see the same bytes: writers to overlapping ranges race
@@ -158,6 +160,8 @@ struct server {
 	double refused_said;		/* when the last "refused" line was printed */
 	unsigned int nactive;
 	unsigned int max_per_host;
+	bool atomic;			/* --atomic: windows allow RDMA atomics */
+	bool no_atomic_told;		/* "device has no atomics" was said */
 	struct sconn conns[SERVE_MAX_CONNS];
 	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
 	uint32_t ctl_buf;
@@ -467,6 +471,7 @@ static bool window_too_big(struct server *srv, struct sconn *sc)
 static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 		       const struct rdmaxfer_addr *peer)
 {
+	uint32_t access;
 	int err;
 
 	memset(sc, 0, sizeof(*sc));
@@ -477,8 +482,19 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 	sc->peer_addr = *peer;
 	srv->nactive++;
 
-	err = rdx_expose(srv->fd, id, srv->buf_id, 0, srv->size,
-			 RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE, &sc->window_id);
+	access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE;
+	if (srv->atomic)
+		access |= RDMAXFER_REMOTE_ATOMIC;
+	err = rdx_expose(srv->fd, id, srv->buf_id, 0, srv->size, access, &sc->window_id);
+	if (err == EOPNOTSUPP && srv->atomic) {
+		/* that device has no RDMA atomics: the window without them */
+		if (!srv->no_atomic_told)
+			warnx_("connection %llu from %s: its RDMA device has no atomics; its window does not allow them (--atomic)",
+			       (unsigned long long)sc->num, sc->peer);
+		srv->no_atomic_told = true;
+		access &= ~RDMAXFER_REMOTE_ATOMIC;
+		err = rdx_expose(srv->fd, id, srv->buf_id, 0, srv->size, access, &sc->window_id);
+	}
 	if (!err) {
 		srv->exposed++;
 		return;
@@ -1211,7 +1227,8 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
-		"                      [--out FILE] [--count N] [--max-per-host N] [--json]\n"
+		"                      [--out FILE] [--count N] [--max-per-host N] [--atomic]\n"
+		"                      [--json]\n"
 		"\n"
 		"Serve 'rdmaxfer write', 'read', 'send', 'ping' and 'bench' from one\n"
 		"window of --size bytes, like one piece of remote memory: all clients WRITE\n"
@@ -1235,6 +1252,8 @@ static void serve_usage(FILE *f)
 		"  --max-per-host N\n"
 		"                connections one client address may hold at the same\n"
 		"                time (default %u of %u); more are refused\n"
+		"  --atomic      the window also allows RDMA atomics (rdmaxfer atomic,\n"
+		"                bench --op fadd|cas), where the device has them\n"
 		"  --json        one JSON object at exit (messages then go to --out or stderr)\n"
 		"\n"
 		"Without --count, serve runs until SIGINT or SIGTERM (exit 0).\n",
@@ -1276,6 +1295,7 @@ static int serve_parse(struct server *srv, int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "max-per-host", required_argument, NULL, 'm' },
+		{ "atomic", no_argument, NULL, 'a' },
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -1303,6 +1323,9 @@ static int serve_parse(struct server *srv, int argc, char **argv)
 				return usage_error("serve ", "bad --max-per-host '%s' (1 .. %u)", optarg,
 						   SERVE_MAX_CONNS);
 			srv->max_per_host = (unsigned int)v;
+			break;
+		case 'a':
+			srv->atomic = true;
 			break;
 		}
 	}

@@ -342,6 +342,8 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		default:	/* one of our operations */
 			if (s->inflight)
 				s->inflight--;
+			if (c[i].opcode == RDMAXFER_OP_CAS || c[i].opcode == RDMAXFER_OP_FADD)
+				s->atomic_old = c[i].value;
 			if (c[i].status) {
 				if (!bad)
 					bad = &c[i];
@@ -414,8 +416,11 @@ int session_wait_window(struct session *s, uint32_t access)
 		}
 	}
 	if ((s->window_access & access) != access) {
-		fail_line(s, "the window of %s does not allow remote %s", s->peer,
-			  access & RDMAXFER_REMOTE_WRITE ? "writes" : "reads");
+		fail_line(s, "the window of %s does not allow remote %s%s", s->peer,
+			  access & RDMAXFER_REMOTE_ATOMIC ? "atomics" :
+			  access & RDMAXFER_REMOTE_WRITE ? "writes" : "reads",
+			  access & RDMAXFER_REMOTE_ATOMIC ?
+			  " (is it 'rdmaxfer serve --atomic', on a device with atomics?)" : "");
 		return -1;
 	}
 	return 0;
@@ -480,6 +485,27 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
  * WRITE_IMM carrying @imm, posted after everything else has completed, so
  * that the server's notification means the whole range has landed.
  */
+/* One CAS or FADD on the server's window; *@old: the value before it. */
+int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint64_t compare_add,
+		   uint64_t swap, uint64_t *old)
+{
+	struct rdmaxfer_op op = {
+		.opcode = opcode,
+		.conn_id = s->conn_id,
+		.window_id = s->window_id,
+		.remote_offset = remote_off,
+		.length = sizeof(uint64_t),
+		.compare_add = compare_add,
+		.swap = swap,
+		.user_data = 1,
+	};
+
+	if (session_post(s, &op, 1) || session_drain(s))
+		return -1;
+	*old = s->atomic_old;
+	return 0;
+}
+
 int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
 		 uint64_t remote_off, uint64_t len, bool notify, uint32_t imm)
 {

@@ -47,6 +47,7 @@ struct session {
 	uint32_t ctl_buf;
 	unsigned int ctl_slot;
 	uint64_t msgs_sent;		/* user messages (session_send) */
+	uint64_t atomic_old;		/* the value before the last atomic */
 	struct progress *prog;
 };
 
@@ -58,6 +59,8 @@ int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t b
 int session_send(struct session *s, uint32_t buf_id, const void *base, uint64_t off,
 		 uint64_t len);
 int session_drain(struct session *s);
+int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint64_t compare_add,
+		   uint64_t swap, uint64_t *old);
 int session_ctl_send(struct session *s, const struct proto_msg *req);
 int session_ctl_recv(struct session *s, const char *what, uint32_t expect, struct proto_msg *rep);
 int session_call(struct session *s, const struct proto_msg *req, uint32_t expect,

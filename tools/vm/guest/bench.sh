@@ -21,7 +21,10 @@
 #   latency             rdmaxfer ping --op OP --size 8 (p50 of round trips)
 #                       vs ib_OP_lat -F -s 8 -n N (t_typical); ib_write_lat and
 #                       ib_send_lat print half a round trip, so they are doubled;
-#                       ib_read_lat prints a whole one (one READ)
+#                       ib_read_lat prints a whole one (one READ), and so does
+#                       ib_atomic_lat (fadd: -A FETCH_AND_ADD)
+#   atomics rate        rdmaxfer bench --op fadd --iters N --depth D
+#                       vs ib_atomic_bw -F -A FETCH_AND_ADD -n N -t D (Mpps)
 #   8 connections       bench --conns 8 vs --conns 1, rdmaxfer alone: the
 #                       aggregate bandwidth that 8 connections keep
 # ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
@@ -40,7 +43,7 @@ say() { echo "# $*"; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 
-rdmaxfer serve --port $PORT --size 64M >/tmp/bench-serve.log 2>&1 &
+rdmaxfer serve --port $PORT --size 64M --atomic >/tmp/bench-serve.log 2>&1 &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null' EXIT
 for _ in $(seq 50); do
@@ -87,6 +90,22 @@ bw()
 	echo "rate $op $size $(printf '%s\n' "${ours_r[@]}" | median) $(printf '%s\n' "${theirs_r[@]}" | median)" >>"$RESULTS"
 }
 
+# arate OP ITERS DEPTH -> records "arate OP 8 ours theirs" (Mpps; OP fadd or cas)
+arate()
+{
+	local op=$1 iters=$2 depth=$3 r ours=() theirs=() j p type
+	type=$([ "$op" = cas ] && echo CMP_AND_SWAP || echo FETCH_AND_ADD)
+	for r in $(seq "$ROUNDS"); do
+		j=$(rdmaxfer bench $ADDR --port $PORT --op "$op" --iters "$iters" --depth "$depth" \
+			--json) || { say "rdmaxfer bench $op failed"; return; }
+		ours+=("$(echo "$j" | jq '.rows[0].msg_rate_mpps')")
+		p=$(perftest_run ib_atomic_bw -A "$type" -n "$iters" -t "$depth") || continue
+		theirs+=("$(echo "$p" | awk '{ print $5 }')")
+		say "round $r: $op rdmaxfer ${ours[-1]} Mpps, ib_atomic_bw ${theirs[-1]:-?} Mpps"
+	done
+	echo "arate $op 8 $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+}
+
 # lat OP ITERS -> records "lat OP 8 ours_p50_us perftest_round_trip_us"
 lat()
 {
@@ -95,11 +114,15 @@ lat()
 		j=$(rdmaxfer ping $ADDR --port $PORT --op "$op" --size 8 --count "$iters" --json) ||
 			{ say "rdmaxfer ping $op failed"; return; }
 		ours+=("$(echo "$j" | jq '.p50_us')")
-		p=$(perftest_run "ib_${op}_lat" -s 8 -n "$iters") || continue
+		if [ "$op" = fadd ]; then
+			p=$(perftest_run ib_atomic_lat -A FETCH_AND_ADD -n "$iters") || continue
+		else
+			p=$(perftest_run "ib_${op}_lat" -s 8 -n "$iters") || continue
+		fi
 		t=$(echo "$p" | awk '{ print $5 }')
-		[ "$op" = read ] || t=$(echo "$t * 2" | bc -l)
+		case $op in read | fadd) ;; *) t=$(echo "$t * 2" | bc -l) ;; esac
 		theirs+=("$t")
-		say "round $r: $op latency rdmaxfer p50 ${ours[-1]} us, ib_${op}_lat round trip ${theirs[-1]} us"
+		say "round $r: $op latency rdmaxfer p50 ${ours[-1]} us, $([ "$op" = fadd ] && echo ib_atomic_lat || echo "ib_${op}_lat") round trip ${theirs[-1]} us"
 	done
 	echo "lat $op 8 $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
 }
@@ -141,6 +164,8 @@ else
 	lat write 1000
 	lat read 1000
 	lat send 1000
+	arate fadd 10000 16
+	lat fadd 1000
 	conns 65536 800
 fi
 
@@ -157,6 +182,7 @@ $1 == "bw" {
 	row("bw " $2 " " $3 " B", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, t)
 }
 $1 == "rate" && $3 == 64 { row("msg rate " $2 " 64 B", $4, $5, "Mpps", $5 ? $4 / $5 : 0, 1.0) }
+$1 == "arate" { row("msg rate " $2 " 8 B", $4, $5, "Mpps", $5 ? $4 / $5 : 0, 1.0) }
 $1 == "lat" { row("latency " $2 " 8 B (p50 RTT)", $4, $5, "us", $4 ? $5 / $4 : 0, 1.0) }
 $1 == "conns" { row("8 conns / 1 conn, " $3 " B", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, 0.9) }
 ' "$RESULTS"
