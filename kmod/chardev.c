@@ -296,13 +296,14 @@ static DECLARE_WORK(rdmaxfer_put_work, rdmaxfer_deferred_put_work);
  * rdmaxfer_obj_put_atomic - drop a reference from a completion handler
  * @obj: the object
  *
- * The send CQ's handlers run in softirq context, where a release (unpinning
+ * The CQ handlers run in softirq context, where a release (unpinning
  * pages, tearing down a connection) must not run.  In fact a completion
  * never drops the last reference there: whoever tears a connection down
  * holds one through ib_drain_qp(), whose completion comes after all others
- * of the QP, and a buffer in use cannot be deregistered; this is the
- * belt to those braces (and is reached in process context, when SUBMIT
- * discards a request while another thread closes its connection).  A
+ * of the QP (and through the flush of the receive work), and a buffer in
+ * use cannot be deregistered; this is the belt to those braces (and is
+ * reached in process context, when SUBMIT discards a request while another
+ * thread closes its connection).  A
  * reference that is not the last is dropped at once; the last one is
  * handed to a work item.  Nothing can take a new reference meanwhile: the
  * object has left its id table (lookups use kref_get_unless_zero()).

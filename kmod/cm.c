@@ -101,7 +101,7 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	h->seg_size = cpu_to_be32(rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE);
 	h->max_msg = cpu_to_be32(conn->c_max_msg);
 	h->reserved = 0;
-	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS);
+	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT);
 	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
@@ -132,7 +132,10 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 	}
 	/* an older peer sends less; what it leaves out reads as zero */
 	if (len >= sizeof(*x)) {
-		features = be32_to_cpu(x->features) & RDMAXFER_HELLO_SLOTS;
+		features = be32_to_cpu(x->features) &
+			   (RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT);
+		if (!(features & RDMAXFER_HELLO_SLOTS))
+			features = 0;	/* WANT is part of slots */
 		rq = be32_to_cpu(x->rq_entries);
 	}
 	if (!rq)

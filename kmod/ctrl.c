@@ -80,8 +80,8 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
 		conn->c_wr_free--;
-	} else if (conn->c_credits <= reserve && conn->c_peer_slots) {
-		/* a small message; its real length is asked for if need be */
+	} else if (reserve == 1 && conn->c_credits == 1 && conn->c_peer_slots) {
+		/* a control message; its real length is asked for if need be */
 		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, false);
 		want = conn->c_want_due;
 	}
@@ -96,7 +96,7 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
  * @conn: the connection
  * @timeout: jiffies to wait; 0: do not wait; MAX_SCHEDULE_TIMEOUT: forever
  * @reserve: credits to leave: 1 for control messages (the last one is for
- *	CREDIT messages), RDMAXFER_DATA_RESERVE for SEND data
+ *	CREDIT and WANT messages), RDMAXFER_DATA_RESERVE for SEND data
  *
  * A send buffer, a credit and a send WR.
  *
@@ -172,13 +172,13 @@ void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data)
 	u32 *want = &conn->c_want[data], sent = conn->c_want_sent[data];
 
 	lockdep_assert_held(&conn->c_lock);
-	if (!(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
+	if (!(conn->c_peer_features & RDMAXFER_HELLO_WANT))
 		return;
 	len = max(len, 1U);	/* 0: none */
 	if (!*want || len < *want)
 		*want = len;
 	if (!sent || *want < sent)
-		conn->c_want_due = true;
+		WRITE_ONCE(conn->c_want_due, true);
 }
 
 /**
@@ -308,7 +308,6 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	u32 ann, rx_ann, user_slots;
 	int ret;
 
-	hdr->type = cpu_to_be16(type);
 	/*
 	 * With bottom halves off (as c_lock always is): a software device
 	 * (rxe) schedules its send processing as a tasklet, which then runs
@@ -320,6 +319,11 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 		spin_unlock_bh(&conn->c_lock);
 		return -ENOTCONN;
 	}
+	/* a WANT another one already asked for goes as a CREDIT */
+	if (type == RDMAXFER_MSG_WANT &&
+	    (!conn->c_want_due || (!conn->c_want[0] && !conn->c_want[1])))
+		type = RDMAXFER_MSG_CREDIT;
+	hdr->type = cpu_to_be16(type);
 	rx_ann = conn->c_rx_ann;
 	user_slots = conn->c_rx_user_slots;
 	ann = rdmaxfer_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
@@ -342,12 +346,13 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	if (!ret) {
 		conn->c_tx_seq++;
 		if (type == RDMAXFER_MSG_WANT) {
+			WRITE_ONCE(conn->c_want_due, false);
 			memcpy(conn->c_want_sent, conn->c_want, sizeof(conn->c_want));
 			memset(conn->c_want, 0, sizeof(conn->c_want));
 		}
 		/* everything told: a WANT of the peer has its answer */
 		if (conn->c_rx_ann == conn->c_rx_seq)
-			conn->c_peer_wants = false;
+			WRITE_ONCE(conn->c_peer_wants, false);
 	} else {
 		/* not announced after all */
 		conn->c_rx_ann = rx_ann;
@@ -388,7 +393,7 @@ static void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ct
  * slots and the message is longer than RDMAXFER_MIN_SLOT).  On failure the
  * buffer, WR and credit are given back.
  *
- * Context: process context (ioctl, the receive work).
+ * Context: process context (ioctl).
  * Return: 0, -ENOTCONN, -EINTR, or the error of ib_post_send().
  */
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -408,15 +413,16 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 }
 
 /*
- * Would a message of the peer's WANT get through if we announced all we
- * have posted: an entry it fits, and one more after it for the credit the
- * peer keeps?  c_lock held.  Returns 1 if so, 0 if one more entry would do
- * (a control buffer we kept), -1 if not even that: no posted entry fits
- * the user's SEND, which only the user's slots can help.
+ * Can a message of the peer's WANT get through with our first @n entries
+ * not completed yet (the peer holds those announced; @n up to all we have
+ * posted): an entry it fits, and one more after it for the credit the peer
+ * keeps?  c_lock held.  Returns 1 if so, 0 if one more entry would do (a
+ * control buffer we kept), -1 if not even that: no such entry fits the
+ * user's SEND, which only the user's slots can help.
  */
-static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn)
+static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 n)
 {
-	u32 n = conn->c_rx_seq - conn->c_rx_done, i, k;
+	u32 i, k;
 	int ret = -1;
 
 	lockdep_assert_held(&conn->c_lock);
@@ -454,30 +460,39 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 	       (user && user >= READ_ONCE(conn->c_rx_slots) / 2);
 }
 
-/* Owe the peer an answer to its WANT?  c_lock held. */
+/*
+ * Owe the peer an answer to its WANT: it cannot place its message with the
+ * entries it holds, and could if told of all we have posted?  c_lock held.
+ */
 static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 {
+	u32 posted = conn->c_rx_seq - conn->c_rx_done;
+	u32 held = conn->c_rx_ann - conn->c_rx_done;
+
 	lockdep_assert_held(&conn->c_lock);
-	if (!conn->c_peer_wants || rdmaxfer_want_ready(conn) <= 0)
+	if (!conn->c_peer_wants || conn->c_rx_ann == conn->c_rx_seq)
 		return false;
-	if (conn->c_rx_ann != conn->c_rx_seq)
-		return true;
-	conn->c_peer_wants = false;	/* it holds all it needs already */
-	return false;
+	/* a peer that took entries it was not told of holds none */
+	if (held > posted)
+		held = 0;
+	return rdmaxfer_want_ready(conn, held) <= 0 && rdmaxfer_want_ready(conn, posted) > 0;
 }
 
 /*
- * The peer's WANT needs one more entry than we have posted: put back the
- * control buffers we kept (after skips) until it has it.
+ * Put back control buffers we kept after skips: while fewer than
+ * RDMAXFER_MIN_RECVS entries are posted (see proto.h), or the peer's WANT
+ * needs one more entry than we have posted.
  */
-static void rdmaxfer_want_spares(struct rdmaxfer_conn *conn)
+static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_ctrl *ct;
 
 	do {
 		ct = NULL;
 		spin_lock_bh(&conn->c_lock);
-		if (conn->c_peer_wants && !rdmaxfer_want_ready(conn)) {
+		if (conn->c_rx_ctrl_posted + conn->c_rx_slots < RDMAXFER_MIN_RECVS ||
+		    (conn->c_peer_wants &&
+		     !rdmaxfer_want_ready(conn, conn->c_rx_seq - conn->c_rx_done))) {
 			ct = list_first_entry_or_null(&conn->c_spare_recvs, struct rdmaxfer_ctrl,
 						      ct_entry);
 			if (ct)
@@ -501,9 +516,11 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	enum rdmaxfer_msg_type type = RDMAXFER_MSG_CREDIT;
 	struct rdmaxfer_ctrl *ct;
 
-	if (READ_ONCE(conn->c_peer_wants))
-		rdmaxfer_want_spares(conn);
-	else if (!READ_ONCE(conn->c_want_due) && !rdmaxfer_credits_due(conn))
+	/* a hint, checked again under the lock */
+	if (!list_empty(&conn->c_spare_recvs))
+		rdmaxfer_spares_refill(conn);
+	if (!READ_ONCE(conn->c_peer_wants) && !READ_ONCE(conn->c_want_due) &&
+	    !rdmaxfer_credits_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
@@ -517,8 +534,6 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
 		conn->c_wr_free--;
-		if (type == RDMAXFER_MSG_WANT)
-			conn->c_want_due = false;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* CREDIT and WANT messages fit any entry: they never wait */
@@ -805,7 +820,7 @@ static int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 			conn->c_tx_caps[conn->c_tx_end++ % RDMAXFER_RQ_RING] = cap;
 		conn->c_credits += n;
 		/* the senders that wait try again, and ask again if still stuck */
-		conn->c_want_due = false;
+		WRITE_ONCE(conn->c_want_due, false);
 		memset(conn->c_want, 0, sizeof(conn->c_want));
 		memset(conn->c_want_sent, 0, sizeof(conn->c_want_sent));
 		if (cap & RDMAXFER_RUN_SLOT)
@@ -849,14 +864,14 @@ static int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 p
 	const struct rdmaxfer_msg_want *want = p;
 	u32 ctrl, data;
 
-	if (plen != sizeof(*want) || !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
+	if (plen != sizeof(*want) || !(conn->c_peer_features & RDMAXFER_HELLO_WANT))
 		return -EPROTO;
 	ctrl = be32_to_cpu(want->ctrl_length);
 	data = be32_to_cpu(want->data_length);
 	if ((!ctrl && !data) || ctrl > RDMAXFER_CTRL_SIZE || data > RDMAXFER_RUN_CAP_MASK)
 		return -EPROTO;
 	spin_lock_bh(&conn->c_lock);
-	conn->c_peer_wants = true;
+	WRITE_ONCE(conn->c_peer_wants, true);
 	conn->c_peer_want[0] = ctrl;
 	conn->c_peer_want[1] = data;
 	spin_unlock_bh(&conn->c_lock);
@@ -1056,7 +1071,8 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 			return;
 		}
 		spin_lock_bh(&conn->c_lock);
-		repost = conn->c_rx_ctrl_posted < RDMAXFER_MIN_CTRL_RECVS;
+		repost = conn->c_rx_ctrl_posted < RDMAXFER_MIN_CTRL_RECVS ||
+			 conn->c_rx_ctrl_posted + conn->c_rx_slots < RDMAXFER_MIN_RECVS;
 		if (!repost)
 			list_add_tail(&ct->ct_entry, &conn->c_spare_recvs);
 		spin_unlock_bh(&conn->c_lock);

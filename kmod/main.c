@@ -4,9 +4,10 @@
  * between hosts, driven from userspace through /dev/rdmaxfer.
  *
  * Design: this file only loads and unloads the module.  Load order is the
- * workqueue, the devices (the ib_client replays .add for every existing
- * RDMA device), the fault-injection attribute (debug kernels, conn.c), then
- * the character device, so the first ioctl already sees every device.
+ * workqueues (teardown, and the receive work of ctrl.c), the devices (the
+ * ib_client replays .add for every existing RDMA device), the
+ * fault-injection attribute (debug kernels, conn.c), then the character
+ * device, so the first ioctl already sees every device.
  * Unload is the reverse.  No file can be open at unload: each
  * open file holds a module reference, so by then every per-file object is
  * gone (release() tears connections down synchronously) and the ib_client

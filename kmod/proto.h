@@ -41,14 +41,20 @@
  * leave a sender stuck: the entry its message fits may be the last one it
  * holds, with no credit left to keep after skipping up to it, or it may
  * hold none that fits while the receiver has one it has not announced.
- * Such a sender sends a WANT (struct rdmaxfer_msg_want: the shortest
- * control message and user's SEND that wait), with its last credit if need
- * be, once per announcement it receives (again only for a shorter one).
- * The receiver answers with a CREDIT as soon as its posted entries let one
- * of them through -- an entry it fits with one more after it -- reposting
- * control buffers it kept if that is what is missing.  It does not answer
- * while no posted entry fits (a user's SEND waits for the user's slots),
- * so WANTs cannot ping-pong.
+ * Such a sender (if both hellos say RDMAXFER_HELLO_WANT) sends a WANT
+ * (struct rdmaxfer_msg_want: the shortest control message and user's SEND
+ * that wait), with its last credit if need be, once per announcement it
+ * receives (again only for a shorter one).  The receiver, which knows which
+ * of its entries the sender holds (it counts the completed ones), answers
+ * with a CREDIT when the sender cannot place either message with what it
+ * holds but could once told of all that is posted -- an entry it fits
+ * with one more after it -- reposting control buffers it kept if that is
+ * what is missing.  It stays silent otherwise (no posted entry fits: a
+ * user's SEND waits for the user's slots; or the sender holds enough and
+ * waits for something else), so WANT and CREDIT cannot chase each other.
+ * A receiver keeps RDMAXFER_MIN_RECVS entries posted in all (kept control
+ * buffers go back when slots run low), so that a sender left with at most
+ * one credit is always answered (half of what is posted is then owed).
  *
  * Everything is big-endian.  Every field is checked on receipt; a message
  * that breaks the rules drops the connection.
@@ -83,6 +89,7 @@ struct rdmaxfer_cm_hello {
 
 /* struct rdmaxfer_cm_hello_ext.features */
 #define RDMAXFER_HELLO_SLOTS	0x1	/* receive slots: the rules above */
+#define RDMAXFER_HELLO_WANT	0x2	/* and WANT messages (with SLOTS only) */
 
 /**
  * struct rdmaxfer_cm_hello_ext - the hello of this version

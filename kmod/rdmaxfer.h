@@ -43,7 +43,9 @@
  * those is held across it (c_teardown_lock is: no handler takes it).
  * ib_drain_qp() waits for completion handlers, which take c_lock and
  * rf_ev_lock, and teardown then flushes c_rx_work, which takes
- * c_peer_win_lock too.  Functions that need a lock held say so with
+ * c_peer_win_lock too (and c_post_sem for read, when a closing file frees
+ * a peer event: teardown flushes after its down_write()/up_write()).
+ * Functions that need a lock held say so with
  * lockdep_assert_held(), and those that sleep with might_sleep(), so that
  * a lockdep kernel (make check KERNEL=debug) checks these rules.
  */
@@ -96,6 +98,7 @@
 #define RDMAXFER_MIN_SLOT	64	/* bytes: a slot holds any CREDIT message */
 #define RDMAXFER_RQ_RING	1024	/* mirror of announced entries, >= our receive queue */
 #define RDMAXFER_MIN_CTRL_RECVS	1	/* control buffers kept posted in slot mode */
+#define RDMAXFER_MIN_RECVS	4	/* receive entries kept posted in slot mode */
 #define RDMAXFER_MAX_RUNS	((RDMAXFER_MIN_SLOT - sizeof(struct rdmaxfer_msg_hdr)) / \
 				 sizeof(struct rdmaxfer_msg_run))
 #define RDMAXFER_MAX_MSG_SGES	8	/* registration segments one SEND or slot spans */

@@ -633,7 +633,8 @@ static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Post a zero-copy SEND into the peer's next slot it fits, taking a credit
- * (the last one stays for CREDIT messages).  -EAGAIN: no such slot yet.
+ * (the last one stays for CREDIT and WANT messages).  -EAGAIN: no such
+ * slot yet (the peer is asked, see rdmaxfer_tx_want()).
  */
 static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr)
 {
