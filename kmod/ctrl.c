@@ -44,10 +44,15 @@
  * connection (-EPROTO), nothing else.  The receive CQ polls in softirq
  * context; control messages are handed to a work item (c_rx_work, "the
  * receive CQ" below), so their handlers may sleep: they allocate, take
- * c_peer_win_lock and queue events on the file.  A message whose content waits for the user
- * (a SEND's data until RECV, a window's event until REAP) keeps its
- * credit until then: a peer that sends faster than the user takes runs out
- * of credits instead of filling kernel memory.
+ * c_peer_win_lock and queue events on the file.  A message whose content
+ * waits for the user (a SEND's data until RECV, a window's event until
+ * REAP) keeps its credit until then: a peer that sends faster than the user
+ * takes runs out of credits instead of filling kernel memory.
+ *
+ * A message of ours that waits for the peer's entries asks for them with a
+ * WANT (rdmaxfer_tx_want()); the peer's WANT is answered by
+ * rdmaxfer_maybe_send_credits() when that lets its message through
+ * (rdmaxfer_want_due()).  See proto.h.
  *
  * Locking: c_lock (bottom halves off) for credits, the free send buffers
  * and the queued messages; see the order at the top of rdmaxfer.h.
@@ -413,34 +418,29 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 }
 
 /*
- * Can a message of the peer's WANT get through with our first @n entries
- * not completed yet (the peer holds those announced; @n up to all we have
- * posted): an entry it fits, and one more after it for the credit the peer
- * keeps?  c_lock held.  Returns 1 if so, 0 if one more entry would do (a
- * control buffer we kept), -1 if not even that: no such entry fits the
- * user's SEND, which only the user's slots can help.
+ * Can the peer's waiting message of kind @k (0: control, 1: a user's SEND;
+ * its WANT) get through with our first @n entries not completed yet (the
+ * peer holds those announced; @n up to all we have posted): an entry it
+ * fits, and one more after it for the credit the peer keeps?  c_lock held.
+ * Returns 1 if so, 0 if one more entry would do (a control buffer we
+ * kept), -1 if not even that (no such entry fits a user's SEND: only the
+ * user's slots can help) or nothing of that kind waits.
  */
-static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 n)
+static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 k, u32 n)
 {
-	u32 i, k;
-	int ret = -1;
+	u32 len = conn->c_peer_want[k], i;
 
 	lockdep_assert_held(&conn->c_lock);
-	for (k = 0; k < 2; k++) {
-		if (!conn->c_peer_want[k])
-			continue;
-		for (i = 0; i < n; i++)
-			if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) %
-							     RDMAXFER_RQ_RING],
-					     conn->c_peer_want[k], k))
-				break;
-		if (i + 2 <= n)
-			return 1;
-		/* a control buffer fits any control message */
-		if (i < n || !k)
-			ret = 0;
-	}
-	return ret;
+	if (!len)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) % RDMAXFER_RQ_RING],
+				     len, k))
+			break;
+	if (i + 2 <= n)
+		return 1;
+	/* a control buffer fits any control message */
+	return i < n || !k ? 0 : -1;
 }
 
 /* Owe the peer enough to tell it now?  See "Receive slots" above. */
@@ -467,7 +467,7 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 {
 	u32 posted = conn->c_rx_seq - conn->c_rx_done;
-	u32 held = conn->c_rx_ann - conn->c_rx_done;
+	u32 held = conn->c_rx_ann - conn->c_rx_done, k;
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!conn->c_peer_wants || conn->c_rx_ann == conn->c_rx_seq)
@@ -475,7 +475,21 @@ static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 	/* a peer that took entries it was not told of holds none */
 	if (held > posted)
 		held = 0;
-	return rdmaxfer_want_ready(conn, held) <= 0 && rdmaxfer_want_ready(conn, posted) > 0;
+	for (k = 0; k < 2; k++)
+		if (rdmaxfer_want_ready(conn, k, held) <= 0 &&
+		    rdmaxfer_want_ready(conn, k, posted) > 0)
+			return true;
+	return false;
+}
+
+/* Would one more posted entry let a message of the peer's WANT through? */
+static bool rdmaxfer_want_short(struct rdmaxfer_conn *conn)
+{
+	u32 posted = conn->c_rx_seq - conn->c_rx_done;
+
+	lockdep_assert_held(&conn->c_lock);
+	return conn->c_peer_wants && (!rdmaxfer_want_ready(conn, 0, posted) ||
+				      !rdmaxfer_want_ready(conn, 1, posted));
 }
 
 /*
@@ -491,8 +505,7 @@ static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
 		ct = NULL;
 		spin_lock_bh(&conn->c_lock);
 		if (conn->c_rx_ctrl_posted + conn->c_rx_slots < RDMAXFER_MIN_RECVS ||
-		    (conn->c_peer_wants &&
-		     !rdmaxfer_want_ready(conn, conn->c_rx_seq - conn->c_rx_done))) {
+		    rdmaxfer_want_short(conn)) {
 			ct = list_first_entry_or_null(&conn->c_spare_recvs, struct rdmaxfer_ctrl,
 						      ct_entry);
 			if (ct)
