@@ -214,14 +214,18 @@ TEST_F_TIMEOUT(slots, offsets, 300)
 
 /*
  * A slot shorter than the message is passed over and stays posted: slots
- * of 64, 4096 and 64 bytes take messages of 100, 10 and 10 bytes as 4096,
- * the second 64 and then the first 64.
+ * of 64, 4096 and 64 bytes take a message of 100 bytes in the 4096 one,
+ * then two of 10 bytes in the 64-byte ones, one each, in the order they
+ * were sent.  Which 64-byte slot comes first is not fixed: the first went
+ * back on the queue behind the second when it was passed over, but a
+ * control message (a WANT of the sender, out of credits after passing over
+ * 32 control buffers) may take the second and put it back behind the
+ * first (the debug kernel's timing showed it).
  */
 TEST_F(slots, short_slot_passed_over)
 {
 	struct rdmaxfer_completion c;
-	__u64 want[] = { 1, 2, 0 };
-	unsigned int i;
+	unsigned int i, small = 0;
 
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, 64, 0)));
 	ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, 4096, 4096, 1)));
@@ -232,8 +236,16 @@ TEST_F(slots, short_slot_passed_over)
 	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 10, 9, 12)));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
-		EXPECT_EQ(want[i], c.user_data) TH_LOG("message %u landed in slot %llu", i,
-						       ULL(c.user_data));
+		if (!i) {
+			EXPECT_EQ(1, c.user_data) TH_LOG("100 bytes landed in slot %llu",
+							 ULL(c.user_data));
+		} else {
+			ASSERT_TRUE(c.user_data == 0 || c.user_data == 2)
+				TH_LOG("message %u landed in slot %llu", i, ULL(c.user_data));
+			EXPECT_EQ(0, small & (1u << c.user_data)) TH_LOG("slot %llu twice",
+									 ULL(c.user_data));
+			small |= 1u << c.user_data;
+		}
 		EXPECT_EQ(7 + i, c.imm_data);
 		EXPECT_EQ(i ? 10 : 100, c.bytes);
 		EXPECT_EQ(0, c.status);
