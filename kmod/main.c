@@ -27,7 +27,8 @@
 struct workqueue_struct *rdmaxfer_wq;
 /*
  * The peer's control messages are handled here (ctrl.c), with the priority
- * the CQ core gives its own completion work (ib_comp_wq).
+ * the CQ core gives its own completion work (ib_comp_wq).  Unbound: newer
+ * kernels want WQ_UNBOUND or WQ_PERCPU said, and nothing here needs a CPU.
  */
 struct workqueue_struct *rdmaxfer_rx_wq;
 
@@ -38,7 +39,7 @@ static int __init rdmaxfer_init(void)
 	rdmaxfer_wq = alloc_workqueue("rdmaxfer", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!rdmaxfer_wq)
 		return -ENOMEM;
-	rdmaxfer_rx_wq = alloc_workqueue("rdmaxfer_rx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	rdmaxfer_rx_wq = alloc_workqueue("rdmaxfer_rx", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!rdmaxfer_rx_wq) {
 		ret = -ENOMEM;
 		goto out_wq;

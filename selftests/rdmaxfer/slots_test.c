@@ -311,8 +311,8 @@ TEST_F_TIMEOUT(slots, credits_exhausted_and_returned, 120)
 {
 	struct blocked b = { .fd = self->cli };
 	struct rdmaxfer_completion c;
+	unsigned int i, seen = 0;
 	pthread_t t;
-	unsigned int i;
 
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, submit1(self->srv, slot_op(self->sconn, self->sbuf, i * 4096, 4096,
@@ -320,9 +320,14 @@ TEST_F_TIMEOUT(slots, credits_exhausted_and_returned, 120)
 	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 4000, i, i)));
+	/* in order; each slot once (one the module's messages used went behind) */
 	for (i = 0; i < 8; i++) {
 		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
-		EXPECT_EQ(i, c.user_data);
+		EXPECT_EQ(i, c.imm_data);
+		ASSERT_GT(8, c.user_data);
+		EXPECT_EQ(0, seen & (1u << c.user_data)) TH_LOG("slot %llu twice",
+								ULL(c.user_data));
+		seen |= 1u << c.user_data;
 		EXPECT_EQ(0, c.status);
 		ASSERT_EQ(1, next_op(self->cli, &c, TMO));
 		EXPECT_EQ(0, c.status);
