@@ -39,7 +39,8 @@ static int __init rdmaxfer_init(void)
 	rdmaxfer_wq = alloc_workqueue("rdmaxfer", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!rdmaxfer_wq)
 		return -ENOMEM;
-	rdmaxfer_rx_wq = alloc_workqueue("rdmaxfer_rx", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	rdmaxfer_rx_wq = alloc_workqueue("rdmaxfer_rx",
+					 WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!rdmaxfer_rx_wq) {
 		ret = -ENOMEM;
 		goto out_wq;
