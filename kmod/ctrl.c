@@ -433,6 +433,8 @@ static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 k, u32 n)
 	lockdep_assert_held(&conn->c_lock);
 	if (!len)
 		return -1;
+	/* never more than the queue holds, whatever the counts say */
+	n = min_t(u32, n, RDMAXFER_RQ_SIZE);
 	for (i = 0; i < n; i++)
 		if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) % RDMAXFER_RQ_RING],
 				     len, k))
