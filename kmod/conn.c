@@ -48,7 +48,10 @@
  * QP, the CQs and the control buffers and detaches from the device.  Both
  * run in process context, never from the connection's own CM handler
  * (rdma_destroy_id() waits for it): events that bring a connection down
- * call rdmaxfer_conn_fail(), which queues c_down_work.
+ * call rdmaxfer_conn_fail(), which queues c_down_work.  A QP that goes to
+ * error by itself (our adapter refused a request of the peer's) shows as a
+ * work request flushed while the connection is still up
+ * (rdmaxfer_conn_flushed()).
  *
  * Dead peers.  A peer whose host died, or whose link is cut, answers
  * nothing: a busy connection learns it from its own work requests, whose
@@ -231,14 +234,43 @@ void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn)
 
 /* --- setup and teardown ----------------------------------------------------- */
 
+/*
+ * A QP event.  A fatal one fails the connection.  An access or invalid
+ * request error is the peer's request that our adapter refused: it NAKs the
+ * request, moves the QP to error and flushes our receives, and the flush
+ * fails the connection (rdmaxfer_conn_flushed()).  Failing it from here would
+ * race that NAK: Soft-RoCE of Linux 7.2 (not 6.12) raises the event before
+ * it sends the NAK, and a QP that our teardown already moved to error sends
+ * none, so the peer's request would wait out its retries instead of failing
+ * with a remote access error.  Context: any (softirq on Soft-RoCE).
+ */
 static void rdmaxfer_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct rdmaxfer_conn *conn = ctx;
 
 	pr_debug("conn %u: QP event %s\n", conn->c_obj.id, ib_event_msg(ev->event));
-	if (ev->event == IB_EVENT_QP_FATAL || ev->event == IB_EVENT_QP_ACCESS_ERR ||
-	    ev->event == IB_EVENT_QP_REQ_ERR)
+	if (ev->event == IB_EVENT_QP_FATAL)
 		rdmaxfer_conn_fail(conn, -EIO);
+}
+
+/**
+ * rdmaxfer_conn_flushed - a work request of @conn was flushed
+ * @conn: the connection
+ *
+ * Teardown marks the connection down before it moves the QP to error, so a
+ * work request flushed while the connection is still established means
+ * the QP went to error by itself (a request of the peer's that the adapter
+ * refused): fail the connection.
+ *
+ * Context: completion handler (softirq) or the receive work.
+ */
+void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
+{
+	if (READ_ONCE(conn->c_state) != RDMAXFER_CS_ESTABLISHED)
+		return;
+	if (!READ_ONCE(conn->c_error))		/* the first of the flushes */
+		pr_debug("conn %u: the QP went to error by itself\n", conn->c_obj.id);
+	rdmaxfer_conn_fail(conn, -EIO);
 }
 
 /* --- dead peers ------------------------------------------------------------ */
@@ -345,8 +377,12 @@ static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&conn->c_lock);
 	conn->c_ka_posted = false;
 	spin_unlock_bh(&conn->c_lock);
-	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
+	if (wc->status == IB_WC_SUCCESS)
 		return;
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		rdmaxfer_conn_flushed(conn);	/* no receive may be posted */
+		return;
+	}
 	if (wc->status == IB_WC_RETRY_EXC_ERR) {
 		rdmaxfer_ka_dead(conn);
 		return;

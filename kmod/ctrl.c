@@ -1041,7 +1041,9 @@ static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 /* A receive failed: flushed (the connection is going down), or the QP broke. */
 static void rdmaxfer_recv_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc)
 {
-	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		rdmaxfer_conn_flushed(conn);
+	} else {
 		pr_debug("conn %u: receive failed: %s\n", conn->c_obj.id,
 			 ib_wc_status_msg(wc->status));
 		rdmaxfer_conn_fail(conn, -EIO);

@@ -821,6 +821,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);

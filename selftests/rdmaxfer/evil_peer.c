@@ -45,9 +45,11 @@
  *                      window through the second connection's QP with the
  *                      first window's rkey and address: an rkey must be
  *                      good on its own connection only.  The same READ on
- *                      the first connection (the control) must work.
- *                      Exit 0 refused, 1 the READ went through, 2 setup
- *                      (or the control READ failed).
+ *                      the first connection (the control) must work, and
+ *                      the server must then drop the second connection.
+ *                      Exit 0 refused and dropped, 1 the READ went through
+ *                      or the connection stayed, 2 setup (or the control
+ *                      READ failed).
  *   keysweep           a revoked window's rkey with each of its 256 key
  *                      bytes, and READ/WRITE past the end of a window with
  *                      its valid rkey, each on a fresh connection: all must
@@ -914,6 +916,8 @@ static int idle_conns(const char *addr, const char *port, unsigned int n, int se
 	return EXIT_DISCONNECTED;
 }
 
+static int wait_disconnect(struct peer *pr);
+
 /* crossread: one connection's rkey is refused on another connection's QP */
 static int cross_read(struct peer *a, struct peer *b, const char *addr, const char *port2)
 {
@@ -942,6 +946,11 @@ static int cross_read(struct peer *a, struct peer *b, const char *addr, const ch
 	}
 	msg("READ with the first connection's rkey on the second: %s (refused, good)",
 	    ibv_wc_status_str(st));
+	/* the server's QP went to error: the server must drop that connection */
+	if (wait_disconnect(b)) {
+		msg("the server kept the second connection, whose QP refused the READ");
+		return EXIT_NOT_DISCONNECTED;
+	}
 	return EXIT_GOOD;
 }
 
