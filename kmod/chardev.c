@@ -338,7 +338,7 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 		.abi_version = RDMAXFER_ABI_VERSION,
 		.num_devices = rdmaxfer_device_count(),
 		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER |
-			    RDMAXFER_FEATURE_RECV_SLOTS,
+			    RDMAXFER_FEATURE_RECV_SLOTS | RDMAXFER_FEATURE_RING,
 		.version = RDMAXFER_VERSION,
 		.max_cmd_size = PAGE_SIZE,
 		.name_len = RDMAXFER_NAME_LEN,
@@ -431,6 +431,7 @@ union rdmaxfer_cmd_buffer {
 	struct rdmaxfer_recv recv;
 	struct rdmaxfer_conn_info conn_info;
 	struct rdmaxfer_stats stats;
+	struct rdmaxfer_ring_setup ring_setup;
 };
 
 /**
@@ -492,6 +493,8 @@ static const struct rdmaxfer_ioctl_op rdmaxfer_ioctl_ops[] = {
 			  struct rdmaxfer_conn_info, max_op_size, 0),
 	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_STATS, rdmaxfer_ioctl_stats,
 			  struct rdmaxfer_stats, __reserved, 0),
+	RDMAXFER_IOCTL_OP(RDMAXFER_IOC_RING_SETUP, rdmaxfer_ioctl_ring_setup,
+			  struct rdmaxfer_ring_setup, mmap_size, 0),
 };
 
 /**
@@ -550,7 +553,12 @@ static __poll_t rdmaxfer_poll(struct file *filp, poll_table *wait)
 	struct rdmaxfer_file *rf = filp->private_data;
 
 	poll_wait(filp, &rf->rf_wait, wait);
-	return list_empty_careful(&rf->rf_events) ? 0 : EPOLLIN | EPOLLRDNORM;
+	return rdmaxfer_events_ready(rf) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int rdmaxfer_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return rdmaxfer_ring_mmap(filp->private_data, vma);
 }
 
 static int rdmaxfer_open(struct inode *inode, struct file *filp)
@@ -630,6 +638,7 @@ static int rdmaxfer_release(struct inode *inode, struct file *filp)
 	rdmaxfer_obj_flush_puts();
 
 	rdmaxfer_events_free(rf);
+	rdmaxfer_ring_free(rf);
 	/* the rest goes with the last object: see struct rdmaxfer_file */
 	rdmaxfer_file_put(rf);
 	return 0;
@@ -640,6 +649,7 @@ static const struct file_operations rdmaxfer_fops = {
 	.open		= rdmaxfer_open,
 	.release	= rdmaxfer_release,
 	.poll		= rdmaxfer_poll,
+	.mmap		= rdmaxfer_mmap,
 	.unlocked_ioctl	= rdmaxfer_unlocked_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };

@@ -13,13 +13,31 @@
  * credit of the message that brought it until REAP takes it, so that a peer
  * cannot fill the queue faster than the user empties it (see ctrl.c).
  *
+ * The completion ring.  A file may also have a ring that it mmap()s
+ * (RDMAXFER_IOC_RING_SETUP; uapi struct rdmaxfer_ring), so that a process
+ * that busy-polls pays no system call per completion.  An event goes to the
+ * ring, and is freed at once, when the ring has room, the queue is empty
+ * (everything in the ring is older than everything queued: the order
+ * holds) and the event need not be reaped; otherwise to the queue as
+ * before, and the ring's RDMAXFER_RING_QUEUED flag tells userspace to REAP
+ * once it has emptied the ring.  Events that hold a peer's credit
+ * (ev_reap) always go to the queue: their release gives the credit back,
+ * which must mean that the user took them, and needs process context.  The
+ * kernel keeps the ring's tail and size to itself and reads only the head
+ * that userspace writes: a head that makes no sense is a full ring.  The
+ * ring is vmalloc_user() memory (at most RDMAXFER_MAX_PENDING entries of
+ * 48 bytes, once per file), freed by release(): a mapping holds the file.
+ *
  * Locking: rf_ev_lock, a leaf taken with bottom halves off (events are
- * queued from the send CQ's softirq handlers).
+ * queued from the send CQ's softirq handlers), also orders the ring's tail.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "rdmaxfer.h"
 
@@ -63,29 +81,63 @@ static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
 		kfree(ev);
 }
 
+/*
+ * Write @ev to the ring if it may go there (see "The completion ring"); the
+ * caller frees it then.  Context: rf_ev_lock held.
+ */
+static bool rdmaxfer_ring_put(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
+{
+	struct rdmaxfer_ring *ring = rf->rf_ring;
+	u32 tail = rf->rf_ring_tail;
+
+	lockdep_assert_held(&rf->rf_ev_lock);
+	if (!ring || ev->ev_reap || !list_empty(&rf->rf_events))
+		return false;
+	/* pairs with userspace's store-release of head: it has read the entry */
+	if (tail - smp_load_acquire(&ring->head) >= rf->rf_ring_entries)
+		return false;
+	ring->entries[tail & (rf->rf_ring_entries - 1)] = ev->ev;
+	WRITE_ONCE(rf->rf_ring_tail, ++tail);
+	smp_store_release(&ring->tail, tail);	/* the entry before the tail */
+	rf->rf_pending--;
+	return true;
+}
+
+/* Queue @ev for REAP; a ring says so.  Context: rf_ev_lock held. */
+static void rdmaxfer_list_put(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
+{
+	lockdep_assert_held(&rf->rf_ev_lock);
+	list_add_tail(&ev->ev_entry, &rf->rf_events);
+	if (rf->rf_ring)
+		WRITE_ONCE(rf->rf_ring->flags, RDMAXFER_RING_QUEUED);
+}
+
 /**
  * rdmaxfer_queue_event - deliver a completion or event to the file
  * @rf: the file
  * @ev: the event; its room was reserved with rdmaxfer_pending_get()
  *
+ * To the ring if it may go there (and then freed), else to the queue.
  * After release() has started, the event is freed instead.
  *
  * Context: any context that may take a spinlock.
  */
 void rdmaxfer_queue_event(struct rdmaxfer_file *rf, struct rdmaxfer_event *ev)
 {
-	bool drop;
+	bool drop, ringed = false;
 
 	spin_lock_bh(&rf->rf_ev_lock);
 	drop = rf->rf_closing;
 	if (drop)
 		rf->rf_pending--;
 	else
-		list_add_tail(&ev->ev_entry, &rf->rf_events);
+		ringed = rdmaxfer_ring_put(rf, ev);
+	if (!drop && !ringed)
+		rdmaxfer_list_put(rf, ev);
 	spin_unlock_bh(&rf->rf_ev_lock);
-	if (drop)
+	if (drop || ringed)
 		rdmaxfer_event_free(ev);
-	else
+	if (!drop)
 		wake_up_all(&rf->rf_wait);
 }
 
@@ -112,14 +164,20 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 	if (drop) {
 		list_for_each_entry(ev, evs, ev_entry)
 			rf->rf_pending--;
-	} else {
+	} else if (!rf->rf_ring) {
 		list_splice_tail_init(evs, &rf->rf_events);
+	} else {
+		/* what the ring takes stays on @evs, to be freed */
+		list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
+			if (!rdmaxfer_ring_put(rf, ev)) {
+				list_del(&ev->ev_entry);
+				rdmaxfer_list_put(rf, ev);
+			}
+		}
 	}
 	spin_unlock_bh(&rf->rf_ev_lock);
-	if (!drop) {
+	if (!drop)
 		wake_up_all(&rf->rf_wait);
-		return;
-	}
 	list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
 		list_del(&ev->ev_entry);
 		rdmaxfer_event_free(ev);
@@ -203,6 +261,7 @@ int rdmaxfer_queue_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode,
 	}
 	if (hold) {
 		kref_get(&conn->c_obj.ref);
+		pe->pe_ev.ev_reap = true;
 		pe->pe_conn = conn;
 		pe->pe_held = atomic_inc_return(&conn->c_peer_events) > RDMAXFER_FREE_PEER_EVENTS;
 		hold = pe->pe_held;
@@ -255,7 +314,9 @@ void rdmaxfer_queue_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opco
  *
  * Waits (interruptibly, up to the timeout) for the first event, then copies
  * out as many as fit.  If the copy faults, the events go back to the head of
- * the queue: nothing is lost.
+ * the queue: nothing is lost.  With a ring, the wait also ends when the
+ * ring holds something, and REAP takes nothing from the queue until the
+ * ring is empty (its entries are older).
  *
  * Context: process context, may sleep.
  * Return: 0 (possibly with count 0 on timeout), -EINTR, -EFAULT, -EINVAL.
@@ -277,25 +338,31 @@ int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
 		long tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
 			   max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
 
-		ret = wait_event_interruptible_timeout(rf->rf_wait,
-						       !list_empty(&rf->rf_events), tmo);
+		ret = wait_event_interruptible_timeout(rf->rf_wait, rdmaxfer_events_ready(rf),
+						       tmo);
 		if (ret < 0)
 			return ret == -ERESTARTSYS ? -EINTR : ret;
 	}
 
 	spin_lock_bh(&rf->rf_ev_lock);
 	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
-		if (n == cmd->count)
+		/* the ring's entries are older: they go first */
+		if (n == cmd->count ||
+		    (rf->rf_ring && rf->rf_ring_tail != READ_ONCE(rf->rf_ring->head)))
 			break;
 		list_move_tail(&ev->ev_entry, &taken);
 		n++;
 	}
+	if (rf->rf_ring && list_empty(&rf->rf_events))
+		WRITE_ONCE(rf->rf_ring->flags, 0);	/* the ring is open again */
 	spin_unlock_bh(&rf->rf_ev_lock);
 
 	list_for_each_entry(ev, &taken, ev_entry) {
 		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
 			spin_lock_bh(&rf->rf_ev_lock);
 			list_splice(&taken, &rf->rf_events);
+			if (rf->rf_ring)
+				WRITE_ONCE(rf->rf_ring->flags, RDMAXFER_RING_QUEUED);
 			spin_unlock_bh(&rf->rf_ev_lock);
 			return -EFAULT;
 		}
@@ -325,4 +392,101 @@ void rdmaxfer_events_free(struct rdmaxfer_file *rf)
 		list_del(&ev->ev_entry);
 		rdmaxfer_event_free(ev);
 	}
+}
+
+/**
+ * rdmaxfer_events_ready - is there anything for the user to take?
+ * @rf: the file
+ *
+ * Context: any; takes no lock (poll(), REAP's wait).
+ * Return: true if the queue or the ring holds something.
+ */
+bool rdmaxfer_events_ready(struct rdmaxfer_file *rf)
+{
+	/* pairs with RING_SETUP's store-release: the ring is set up */
+	struct rdmaxfer_ring *ring = smp_load_acquire(&rf->rf_ring);
+
+	if (!list_empty_careful(&rf->rf_events))
+		return true;
+	return ring && READ_ONCE(rf->rf_ring_tail) != READ_ONCE(ring->head);
+}
+
+/**
+ * rdmaxfer_ioctl_ring_setup - RDMAXFER_IOC_RING_SETUP
+ * @rf: the file
+ * @arg: struct rdmaxfer_ring_setup
+ *
+ * Context: process context, may sleep; takes rf_lock.
+ * Return: 0, -EINVAL for a bad size, -EBUSY if the file has a ring, -ENOMEM.
+ */
+int rdmaxfer_ioctl_ring_setup(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_ring_setup *cmd = arg;
+	struct rdmaxfer_ring *ring;
+	size_t size;
+
+	if (cmd->__reserved || !is_power_of_2(cmd->entries) ||
+	    cmd->entries > RDMAXFER_MAX_PENDING)
+		return -EINVAL;
+	size = PAGE_ALIGN(struct_size(ring, entries, cmd->entries));
+	ring = vmalloc_user(size);		/* zeroed */
+	if (!ring)
+		return -ENOMEM;
+	ring->mask = cmd->entries - 1;
+
+	mutex_lock(&rf->rf_lock);
+	if (rf->rf_ring) {
+		mutex_unlock(&rf->rf_lock);
+		vfree(ring);
+		return -EBUSY;
+	}
+	spin_lock_bh(&rf->rf_ev_lock);
+	rf->rf_ring_entries = cmd->entries;
+	rf->rf_ring_size = size;
+	if (!list_empty(&rf->rf_events))
+		ring->flags = RDMAXFER_RING_QUEUED;
+	smp_store_release(&rf->rf_ring, ring);	/* set up before it is seen */
+	spin_unlock_bh(&rf->rf_ev_lock);
+	mutex_unlock(&rf->rf_lock);
+	cmd->mmap_size = size;
+	return 0;
+}
+
+/**
+ * rdmaxfer_ring_mmap - map the file's ring into the caller
+ * @rf: the file
+ * @vma: the mapping: MAP_SHARED, offset 0, the ring's mmap_size, not
+ *	executable
+ *
+ * Context: process context, mmap_lock held for writing.
+ * Return: 0, -EINVAL (no ring, or another offset, size or a private
+ * mapping), -EPERM (PROT_EXEC).
+ */
+int rdmaxfer_ring_mmap(struct rdmaxfer_file *rf, struct vm_area_struct *vma)
+{
+	/* pairs with RING_SETUP's store-release: rf_ring_size is set */
+	struct rdmaxfer_ring *ring = smp_load_acquire(&rf->rf_ring);
+
+	if (!ring || vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) ||
+	    vma->vm_end - vma->vm_start != rf->rf_ring_size)
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	return remap_vmalloc_range(vma, ring, 0);
+}
+
+/**
+ * rdmaxfer_ring_free - free the ring of a closing file
+ * @rf: the file; rf_closing is set, so no event goes to the ring any more,
+ *	and no mapping is left (each holds the file)
+ */
+void rdmaxfer_ring_free(struct rdmaxfer_file *rf)
+{
+	struct rdmaxfer_ring *ring;
+
+	spin_lock_bh(&rf->rf_ev_lock);
+	ring = rf->rf_ring;
+	rf->rf_ring = NULL;
+	spin_unlock_bh(&rf->rf_ev_lock);
+	vfree(ring);
 }

@@ -186,11 +186,15 @@ struct rdmaxfer_obj {
  * struct rdmaxfer_event - a completion or event waiting to be reaped
  * @ev_entry: on rdmaxfer_file.rf_events
  * @ev_free: how to release the memory around it after REAP (NULL: kfree)
+ * @ev_reap: it must be reaped, never written to the ring: @ev_free gives
+ *	a credit back, which needs process context and means "the user has
+ *	taken it" (event.c)
  * @ev: what REAP copies out
  */
 struct rdmaxfer_event {
 	struct list_head		ev_entry;
 	void				(*ev_free)(struct rdmaxfer_event *ev);
+	bool				ev_reap;
 	struct rdmaxfer_completion	ev;
 };
 
@@ -226,11 +230,17 @@ struct rdmaxfer_stats_k {
  *	charged there (chardev.c)
  * @rf_lock: serialises changes to the id table and object setup/teardown
  * @rf_objs: id -> struct rdmaxfer_obj; holds one reference on each
- * @rf_ev_lock: protects @rf_events and @rf_pending
+ * @rf_ev_lock: protects @rf_events, @rf_pending and the ring's tail
  * @rf_events: completions and events in the order they happened
  * @rf_pending: operations posted or completed but not yet reaped, plus events
  * @rf_wait: REAP, ACCEPT and poll() wait here
  * @rf_closing: release() has started: events are dropped
+ * @rf_ring: the completion ring shared with userspace, or NULL (set once,
+ *	under @rf_lock and @rf_ev_lock; freed by release())
+ * @rf_ring_entries: its number of entries (a power of 2)
+ * @rf_ring_tail: its tail, the kernel's own copy (userspace may scribble
+ *	over the shared one)
+ * @rf_ring_size: bytes of @rf_ring, a multiple of PAGE_SIZE
  * @rf_nobjs: ids in @rf_objs, reserved or published (under @rf_lock)
  * @rf_next_id: where the cyclic id allocation goes on (under @rf_lock)
  * @rf_pinned: bytes this file has pinned
@@ -251,6 +261,10 @@ struct rdmaxfer_file {
 	u32			rf_pending;
 	wait_queue_head_t	rf_wait;
 	bool			rf_closing;
+	struct rdmaxfer_ring	*rf_ring;
+	u32			rf_ring_entries;
+	u32			rf_ring_tail;
+	size_t			rf_ring_size;
 	u32			rf_nobjs;
 	u32			rf_next_id;
 	atomic64_t		rf_pinned;
@@ -783,6 +797,10 @@ void rdmaxfer_queue_event_always(struct rdmaxfer_file *rf, u32 conn_id, u16 opco
 				 u64 value);
 void rdmaxfer_events_free(struct rdmaxfer_file *rf);
 int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_ring_setup(struct rdmaxfer_file *rf, void *arg);
+bool rdmaxfer_events_ready(struct rdmaxfer_file *rf);
+int rdmaxfer_ring_mmap(struct rdmaxfer_file *rf, struct vm_area_struct *vma);
+void rdmaxfer_ring_free(struct rdmaxfer_file *rf);
 
 /* cm.c */
 int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg);

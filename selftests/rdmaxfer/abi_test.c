@@ -35,6 +35,7 @@ TEST(command_numbers)
 	EXPECT_EQ(0xE70E, RDMAXFER_IOC_RECV);
 	EXPECT_EQ(0xE70F, RDMAXFER_IOC_QUERY_CONN);
 	EXPECT_EQ(0xE710, RDMAXFER_IOC_STATS);
+	EXPECT_EQ(0xE711, RDMAXFER_IOC_RING_SETUP);
 	EXPECT_EQ(1, RDMAXFER_ABI_VERSION);
 	EXPECT_EQ(64, RDMAXFER_NAME_LEN);
 }
@@ -43,6 +44,8 @@ TEST(constants)
 {
 	EXPECT_EQ(1, RDMAXFER_FEATURE_DEVICE_QUERY);
 	EXPECT_EQ(2, RDMAXFER_FEATURE_TRANSFER);
+	EXPECT_EQ(8, RDMAXFER_FEATURE_RING);
+	EXPECT_EQ(1, RDMAXFER_RING_QUEUED);
 	EXPECT_EQ(18515, RDMAXFER_DEFAULT_PORT);
 	EXPECT_EQ(0, RDMAXFER_REJECT_NONE);
 	EXPECT_EQ(1, RDMAXFER_REJECT_NOT_RDMAXFER);
@@ -374,6 +377,23 @@ TEST(stats_layout)
 	OFF(rdmaxfer_stats, num_bufs, 500);
 	OFF(rdmaxfer_stats, num_windows, 504);
 	OFF(rdmaxfer_stats, __reserved, 508);
+}
+
+TEST(ring_layout)
+{
+	EXPECT_EQ(128, sizeof(struct rdmaxfer_ring));
+	OFF(rdmaxfer_ring, head, 0);
+	OFF(rdmaxfer_ring, tail, 64);
+	OFF(rdmaxfer_ring, mask, 68);
+	OFF(rdmaxfer_ring, flags, 72);
+	OFF(rdmaxfer_ring, entries, 128);
+	EXPECT_EQ(48, sizeof(struct rdmaxfer_completion));
+	EXPECT_EQ(24, sizeof(struct rdmaxfer_ring_setup));
+	OFF(rdmaxfer_ring_setup, size, 0);
+	OFF(rdmaxfer_ring_setup, flags, 4);
+	OFF(rdmaxfer_ring_setup, entries, 8);
+	OFF(rdmaxfer_ring_setup, __reserved, 12);
+	OFF(rdmaxfer_ring_setup, mmap_size, 16);
 }
 
 TEST_HARNESS_MAIN

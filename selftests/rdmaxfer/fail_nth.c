@@ -28,10 +28,11 @@
  * pool, so most of the "absorbed" faults are those.
  *
  * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE, REVOKE, SUBMIT of each
- * operation, CLOSE of a connection and of a listener.  Connection setup in
- * rdma_cm's handlers (the listener's CONNECT_REQUEST: the passive side; the
- * client's ROUTE_RESOLVED) runs in kernel worker threads that fail-nth, a
- * per-thread setting, cannot reach: the module makes each step there a
+ * operation, CLOSE of a connection and of a listener, RING_SETUP.
+ * Connection setup in rdma_cm's handlers (the listener's CONNECT_REQUEST:
+ * the passive side; the client's ROUTE_RESOLVED) runs in kernel worker
+ * threads that fail-nth, a per-thread setting, cannot reach: the module
+ * makes each step there a
  * site of its own fault attribute (debugfs fail_rdmaxfer_cm, see
  * kmod/conn.c "Fault injection"), which the path "CM setup" sweeps the
  * same way (space = N, times = 1: the N-th site reached fails), around a
@@ -46,6 +47,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -757,6 +759,55 @@ static int undo_close_listener(int err)
 	return ret;
 }
 
+/* RING_SETUP on a file of its own (a ring is set up once per file). */
+static int ring_fd = -1;
+
+static int prep_ring(void)
+{
+	ring_fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	return ring_fd < 0 ? -1 : 0;
+}
+
+static int call_ring(void)
+{
+	struct rdmaxfer_ring_setup rs = { .size = sizeof(rs), .entries = 1024 };
+
+	return rdx_ioctl(ring_fd, RDMAXFER_IOC_RING_SETUP, &rs);
+}
+
+/* A RING_SETUP that failed made no ring: nothing to map. */
+static int check_ring(int err)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ring_fd, 0);
+
+	(void)err;
+	if (p == MAP_FAILED)
+		return errno != EINVAL;
+	munmap(p, 4096);
+	return 1;
+}
+
+/* A ring that was set up maps, and says what it is. */
+static int undo_ring(int err)
+{
+	size_t len = (128 + 48 * 1024 + 4095) & ~4095UL;
+	struct rdmaxfer_ring *r;
+	int ret = 0;
+
+	if (!err) {
+		r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+		if (r == MAP_FAILED || r->mask != 1023 || r->tail || r->flags) {
+			ksft_print_msg("RING_SETUP: the ring does not map, or is not as set up\n");
+			ret = -1;
+		}
+		if (r != MAP_FAILED)
+			munmap(r, len);
+	}
+	close(ring_fd);
+	ring_fd = -1;
+	return ret;
+}
+
 /* After all of it, the first connection still moves data. */
 static int works_after(void)
 {
@@ -786,6 +837,7 @@ int main(int argc, char **argv)
 		{ "CLOSE conn", prep_close_conn, call_close_conn, NULL, undo_close_conn },
 		{ "CLOSE listener", prep_close_listener, call_close_listener, NULL,
 		  undo_close_listener },
+		{ "RING_SETUP", prep_ring, call_ring, check_ring, undo_ring },
 	};
 	const struct path slot_paths[] = {
 		{ "SUBMIT RECV", NULL, call_recv, check_submit, undo_recv },

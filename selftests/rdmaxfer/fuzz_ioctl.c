@@ -12,7 +12,10 @@
  * others' feet); or something around the ioctls: munmap or remap a region
  * after it was registered, fork with registered buffers (the child writes to
  * them and issues ioctls on the inherited file), a garbage command number or
- * size.  Connections go to this host's own listeners and to closed ports.
+ * size, mmap() of a completion ring that RING_SETUP made (any size, offset
+ * and protection; what may be written is scribbled over, the mapping kept
+ * now and then past the file's close()).  Connections go to this host's
+ * own listeners and to closed ports.
  *
  * Memory the kernel may write to is always the fuzzer's own scratch space
  * (followed by a PROT_NONE page, so an overlong array faults instead of
@@ -55,7 +58,7 @@
 #define NIDS		64
 #define NREGIONS	8
 #define REGION_MAX	(1024 * 1024UL)
-#define NCMDS		(RDMAXFER_CMD_STATS + 1)
+#define NCMDS		(RDMAXFER_CMD_RING_SETUP + 1)
 #define MAXERR		160
 #define SCRATCH		(64 * 1024)
 #define SEC		1000000000LL
@@ -63,7 +66,7 @@
 static const char *cmd_names[NCMDS] = {
 	"GET_INFO", "LIST_DEVICES", "QUERY_DEVICE", "QUERY_PORT", "LISTEN", "ACCEPT",
 	"CONNECT", "CLOSE", "REG_BUF", "DEREG_BUF", "EXPOSE", "REVOKE", "SUBMIT", "REAP",
-	"RECV", "QUERY_CONN", "STATS",
+	"RECV", "QUERY_CONN", "STATS", "RING_SETUP",
 };
 
 static const char *addr4;	/* -a, else the test device's (test_env_try()) */
@@ -96,7 +99,7 @@ static unsigned char *guard;		/* PROT_NONE: a pointer that always faults */
 
 /* per command: how often each errno (0 = success, MAXERR-1 = other) */
 static unsigned long counts[NCMDS][MAXERR];
-static unsigned long garbage, forks, remaps;
+static unsigned long garbage, forks, remaps, rings;
 
 struct rng {
 	__u64 s;
@@ -328,6 +331,7 @@ union fuzz_arg {
 	struct rdmaxfer_recv rc;
 	struct rdmaxfer_conn_info ci;
 	struct rdmaxfer_stats st;
+	struct rdmaxfer_ring_setup rs;
 	unsigned char raw[512];
 };
 
@@ -357,6 +361,12 @@ static void fuzz_query_args(struct rng *r, unsigned int cmd, union fuzz_arg *u,
 		break;
 	case RDMAXFER_CMD_STATS:
 		u->st.size = pick_size(r, sizeof(u->st));
+		break;
+	case RDMAXFER_CMD_RING_SETUP:
+		u->rs.size = pick_size(r, sizeof(u->rs));
+		u->rs.entries = below(r, 4) ? 1u << below(r, 14) : (__u32)edge(r);
+		if (below(r, 16) == 0)
+			u->rs.__reserved = (__u32)edge(r);
 		break;
 	}
 }
@@ -443,9 +453,37 @@ static void fuzz_data_args(struct rng *r, unsigned int cmd, unsigned int slot,
 	}
 }
 
+/*
+ * A ring was set up on file @slot: map it, right or wrong, and scribble on
+ * what userspace may write (all of it); keep the mapping now and then (it
+ * holds the file past its close()).
+ */
+static void fuzz_ring(struct rng *r, unsigned int slot, __u64 size)
+{
+	size_t len = below(r, 4) ? size : (size_t)edge(r);
+	int prot = below(r, 8) ? PROT_READ | PROT_WRITE : (int)below(r, 8);
+	int flags = below(r, 8) ? MAP_SHARED : MAP_PRIVATE;
+	off_t off = below(r, 8) ? 0 : (off_t)(PAGE * below(r, 4));
+	unsigned int i;
+	__u32 *p;
+
+	p = mmap(NULL, len, prot, flags, slot_fd(slot), off);
+	if (p == MAP_FAILED)
+		return;
+	if ((prot & PROT_WRITE) && flags == MAP_SHARED && len >= 4) {
+		for (i = 0; i < 8; i++)
+			p[below(r, (unsigned int)(len / 4))] = (__u32)edge(r);
+		if (below(r, 2))
+			p[0] = (__u32)rnd(r);	/* the head */
+	}
+	if (below(r, 4))
+		munmap(p, len);
+	__atomic_fetch_add(&rings, 1, __ATOMIC_RELAXED);
+}
+
 /* After a command succeeded: remember the ids and ports it handed out. */
-static void fuzz_note(unsigned int cmd, unsigned int slot, const union fuzz_arg *u,
-		      unsigned char *scratch)
+static void fuzz_note(struct rng *r, unsigned int cmd, unsigned int slot,
+		      const union fuzz_arg *u, unsigned char *scratch)
 {
 	switch (cmd) {
 	case RDMAXFER_CMD_LISTEN:
@@ -469,6 +507,9 @@ static void fuzz_note(unsigned int cmd, unsigned int slot, const union fuzz_arg 
 	case RDMAXFER_CMD_REAP:
 		note_events(slot, u->rp.completions, u->rp.count, scratch);
 		break;
+	case RDMAXFER_CMD_RING_SETUP:
+		fuzz_ring(r, slot, u->rs.mmap_size);
+		break;
 	}
 }
 
@@ -489,7 +530,7 @@ static void fuzz_one(struct rng *r, unsigned char *scratch)
 	if (below(r, 32) == 0)
 		u.info.flags = (__u32)edge(r);
 	if (!do_ioctl(slot_fd(slot), cmd, &u))
-		fuzz_note(cmd, slot, &u, scratch);
+		fuzz_note(r, cmd, slot, &u, scratch);
 }
 
 /* Replace a region: the old mapping goes (maybe still registered). */
@@ -879,9 +920,9 @@ int main(int argc, char **argv)
 		close(slots[i].fd);
 
 	total = print_counts();
-	printf("# %llu ioctls in %u s (%llu/s), %lu garbage commands, %lu forks, %lu remaps\n",
+	printf("# %llu ioctls in %u s (%llu/s), %lu garbage commands, %lu forks, %lu remaps, %lu rings mapped\n",
 	       (unsigned long long)total, secs, (unsigned long long)(secs ? total / secs : 0),
-	       garbage, forks, remaps);
+	       garbage, forks, remaps, rings);
 	printf("ok 1 survived\n");
 	fflush(stdout);
 	why = works_after();

@@ -90,7 +90,7 @@ static int disconnect_status(struct session *s, const struct rdmaxfer_completion
 		if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
 			return c[i].status;
 	while (now_sec() < until) {
-		n = rdx_reap(s->fd, more, 16, 100000000);
+		n = rdx_ring_reap(s->fd, &s->ring, more, 16, 100000000);
 		if (n < 0 && n != -EINTR)
 			break;
 		for (k = 0; k < n; k++)
@@ -424,7 +424,7 @@ static void run_phase(struct bench_run *r, struct bconn *bc)
 			continue;
 		}
 		/* reap what completed */
-		got = rdx_reap(bc->s.fd, bc->comp, BENCH_REAP_MAX, 1000000000);
+		got = rdx_ring_reap(bc->s.fd, &bc->s.ring, bc->comp, BENCH_REAP_MAX, 1000000000);
 		if (got < 0) {
 			if (got == -EINTR)
 				continue;

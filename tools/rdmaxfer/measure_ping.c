@@ -14,9 +14,11 @@
  * --size bytes is timed from just before its SUBMIT to just after the REAP
  * that returns the RECV event of the server's echo; the echo is then taken
  * (RECV, not timed) and compared with what was sent.  Round trips of
- * --warmup first, not measured.  --poll busy REAPs with timeout 0 in a
- * loop; --poll block REAPs and sleeps in the kernel until something comes
- * (default: busy for write and read, block for send; see POLL_DEFAULT).
+ * --warmup first, not measured.  --poll busy spins on the completion ring
+ * (RING_SETUP, mmap()ed: no system call until a completion is there; with
+ * a module that has none, on REAP with timeout 0); --poll block REAPs and
+ * sleeps in the kernel until something comes (default: busy for write and
+ * read, block for send; see POLL_DEFAULT).
  * At the end BENCH_END checks the server saw every message.
  *
  * With a kernel that has receive slots on both ends (QUERY_CONN's
@@ -44,6 +46,7 @@
 #define PING_DEFAULT_WARMUP	100
 #define PING_MAX_COUNT		100000000ull
 #define PING_REAP_MAX		16
+#define PING_RING_ENTRIES	64	/* --poll busy reads completions from a ring */
 /*
  * Receive slots for kernel echoes: ours, and the echo slots asked of serve.
  * Enough that each side tells the other of its reposted slots once every
@@ -191,7 +194,7 @@ static int round_trip(struct session *s, struct rdmaxfer_op *op, bool echo, bool
 		return -1;
 	}
 	while (!got_op || !got_echo) {
-		n = rdx_reap(s->fd, c, PING_REAP_MAX, busy ? 0 : 1000000000);
+		n = rdx_ring_reap(s->fd, &s->ring, c, PING_REAP_MAX, busy ? 0 : 1000000000);
 		if (n < 0) {
 			if (n == -EINTR)
 				continue;
@@ -341,6 +344,8 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	bench_abort = 0;
 	if (session_open(&s, o->host, o->port))
 		goto out;
+	if (busy)
+		session_ring(&s, PING_RING_ENTRIES);
 	/* both kernels have receive slots: serve's kernel echoes */
 	kecho = echo && (s.ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
 	if (echo && o->size > (kecho ? s.ci.max_msg_size : s.ci.max_send_size)) {

@@ -279,12 +279,24 @@ int session_open(struct session *s, const char *host, uint16_t port)
 			   &s->ctl_buf);
 }
 
+/*
+ * Reap through a completion ring of @entries from now on: no system call
+ * per completion when polling.  A module without rings (or a ring that
+ * cannot be had) leaves REAP as it was; the session works either way.
+ */
+void session_ring(struct session *s, uint32_t entries)
+{
+	if (!(s->info.features & RDMAXFER_FEATURE_RING) || rdx_ring_map(s->fd, entries, &s->ring))
+		memset(&s->ring, 0, sizeof(s->ring));
+}
+
 void session_close(struct session *s)
 {
 	progress_end(s->prog);
 	if (s->fd >= 0) {
 		if (s->conn_id)
 			rdx_close(s->fd, s->conn_id);
+		rdx_ring_unmap(&s->ring);
 		close(s->fd);	/* unpins and frees everything else */
 	}
 	if (s->ctl)
@@ -309,7 +321,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 	bool revoked = false;
 	int i, n, m;
 
-	n = rdx_reap(s->fd, c, REAP_MAX, timeout_ns);
+	n = rdx_ring_reap(s->fd, &s->ring, c, REAP_MAX, timeout_ns);
 	if (n < 0) {
 		if (n == -EINTR)
 			return 0;
@@ -358,7 +370,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		double until = now_sec() + 0.5;
 
 		while (disc_status == 1 && now_sec() < until) {
-			m = rdx_reap(s->fd, more, REAP_MAX, 100000000);
+			m = rdx_ring_reap(s->fd, &s->ring, more, REAP_MAX, 100000000);
 			if (m < 0)
 				break;
 			for (i = 0; i < m; i++)

@@ -49,9 +49,11 @@ struct session {
 	uint64_t msgs_sent;		/* user messages (session_send) */
 	uint64_t atomic_old;		/* the value before the last atomic */
 	struct progress *prog;
+	struct rdx_ring ring;		/* completion ring, if session_ring() made one */
 };
 
 int session_open(struct session *s, const char *host, uint16_t port);
+void session_ring(struct session *s, uint32_t entries);
 int session_wait_window(struct session *s, uint32_t access);
 int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id);
 int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,

@@ -60,12 +60,14 @@ enum {
 	RDMAXFER_CMD_RECV,
 	RDMAXFER_CMD_QUERY_CONN,
 	RDMAXFER_CMD_STATS,
+	RDMAXFER_CMD_RING_SETUP,
 };
 
 /* Feature bits reported by GET_INFO. */
 #define RDMAXFER_FEATURE_DEVICE_QUERY	_BITULL(0)	/* LIST_DEVICES, QUERY_DEVICE, QUERY_PORT */
 #define RDMAXFER_FEATURE_TRANSFER	_BITULL(1)	/* LISTEN ... STATS below */
 #define RDMAXFER_FEATURE_RECV_SLOTS	_BITULL(2)	/* RDMAXFER_OP_RECV, zero-copy SEND */
+#define RDMAXFER_FEATURE_RING		_BITULL(3)	/* RING_SETUP, mmap() */
 
 /**
  * struct rdmaxfer_info - argument of RDMAXFER_IOC_GET_INFO
@@ -713,7 +715,9 @@ struct rdmaxfer_completion {
  * @completions: in, pointer to struct rdmaxfer_completion[@count]
  *
  * Completions and events are returned in the order they happened.  EINTR if
- * a signal arrived before anything did.
+ * a signal arrived before anything did.  With a completion ring (struct
+ * rdmaxfer_ring), the wait also ends when the ring holds entries, and REAP
+ * returns nothing until they are read.
  */
 struct rdmaxfer_reap {
 	__u32 size;
@@ -848,5 +852,69 @@ struct rdmaxfer_stats {
 };
 
 #define RDMAXFER_IOC_STATS		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_STATS)
+
+/* struct rdmaxfer_ring.flags */
+#define RDMAXFER_RING_QUEUED		_BITUL(0)	/* events wait for REAP */
+
+/**
+ * struct rdmaxfer_ring - the completion ring, mmap()ed from the file
+ * @head: written by userspace: the next entry it will read
+ * @__pad0: 0 (@head and @tail on cache lines of their own)
+ * @tail: written by the kernel: the next entry it will fill
+ * @mask: the number of entries - 1
+ * @flags: RDMAXFER_RING_QUEUED: completions and events wait in the file's
+ *	queue; REAP them once the ring is empty
+ * @__pad1: 0
+ * @entries: the ring, @mask + 1 entries
+ *
+ * Once a file has a ring (RDMAXFER_IOC_RING_SETUP), the kernel writes each
+ * completion and event to entries[@tail & @mask] and then advances @tail
+ * (store-release), as long as there is room and nothing waits in the queue.
+ * Otherwise, and always for events that must be reaped (those a peer's
+ * message caused, which hold its credit until reaped: WINDOW,
+ * WINDOW_REVOKED, WRITE_IMM), it queues them for REAP as without a ring and
+ * sets RDMAXFER_RING_QUEUED; later ones follow them there until REAP has
+ * emptied the queue, so the order is kept: everything in the ring came
+ * before everything in the queue.  Userspace reads @tail (load-acquire),
+ * reads the entries up to it, then advances @head (store-release); when the
+ * ring is empty and RDMAXFER_RING_QUEUED is set, it REAPs.  REAP takes
+ * nothing from the queue while the ring holds entries (count 0), so the
+ * order holds even for a caller that REAPs first.  poll() reports POLLIN
+ * while either holds something, and REAP with a timeout returns (possibly
+ * with nothing) as soon as either does.  The kernel never reads
+ * anything here but @head, and treats a @head it cannot make sense of as a
+ * full ring.
+ */
+struct rdmaxfer_ring {
+	__u32 head;
+	__u32 __pad0[15];
+	__u32 tail;
+	__u32 mask;
+	__u32 flags;
+	__u32 __pad1[13];
+	struct rdmaxfer_completion entries[];
+};
+
+/**
+ * struct rdmaxfer_ring_setup - argument of RDMAXFER_IOC_RING_SETUP
+ * @size: sizeof(struct rdmaxfer_ring_setup)
+ * @flags: must be 0
+ * @entries: in, ring entries: a power of 2, at most GET_INFO's max_pending
+ * @__reserved: must be 0
+ * @mmap_size: out, bytes to mmap() (MAP_SHARED, offset 0): struct
+ *	rdmaxfer_ring and its entries, rounded up to pages
+ *
+ * Gives the file a completion ring (struct rdmaxfer_ring), once: EBUSY if
+ * it has one.  Completions already queued stay there, for REAP.
+ */
+struct rdmaxfer_ring_setup {
+	__u32 size;
+	__u32 flags;
+	__u32 entries;
+	__u32 __reserved;
+	__aligned_u64 mmap_size;
+};
+
+#define RDMAXFER_IOC_RING_SETUP		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_RING_SETUP)
 
 #endif /* _UAPI_LINUX_RDMAXFER_H */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "librdmaxfer.h"
 
@@ -174,6 +175,68 @@ int rdx_reap(int fd, struct rdmaxfer_completion *c, uint32_t n, int64_t timeout_
 	int ret = rdx_ioctl(fd, RDMAXFER_IOC_REAP, &r);
 
 	return ret ? -ret : (int)r.count;
+}
+
+int rdx_ring_map(int fd, uint32_t entries, struct rdx_ring *ring)
+{
+	struct rdmaxfer_ring_setup rs = { .size = sizeof(rs), .entries = entries };
+	void *p;
+	int ret;
+
+	memset(ring, 0, sizeof(*ring));
+	ret = rdx_ioctl(fd, RDMAXFER_IOC_RING_SETUP, &rs);
+	if (ret)
+		return ret;
+	p = mmap(NULL, rs.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	ring->r = p;
+	ring->size = rs.mmap_size;
+	ring->mask = entries - 1;
+	return 0;
+}
+
+void rdx_ring_unmap(struct rdx_ring *ring)
+{
+	if (ring->r)
+		munmap(ring->r, ring->size);
+	ring->r = NULL;
+}
+
+/* What the ring holds, up to @n, into @c; then the entries are the kernel's again. */
+static uint32_t ring_take(struct rdx_ring *ring, struct rdmaxfer_completion *c, uint32_t n)
+{
+	struct rdmaxfer_ring *r = ring->r;
+	uint32_t head = r->head;	/* only we write it */
+	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint32_t k = 0;
+
+	while (head != tail && k < n)
+		c[k++] = r->entries[head++ & ring->mask];
+	if (k)
+		__atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+	return k;
+}
+
+int rdx_ring_reap(int fd, struct rdx_ring *ring, struct rdmaxfer_completion *c, uint32_t n,
+		  int64_t timeout_ns)
+{
+	int ret;
+
+	if (!ring->r)
+		return rdx_reap(fd, c, n, timeout_ns);
+	if (!n)
+		return 0;
+	ret = (int)ring_take(ring, c, n);
+	if (ret)
+		return ret;
+	if (!timeout_ns &&
+	    !(__atomic_load_n(&ring->r->flags, __ATOMIC_ACQUIRE) & RDMAXFER_RING_QUEUED))
+		return 0;
+	ret = rdx_reap(fd, c, n, timeout_ns);
+	if (ret)
+		return ret;
+	return (int)ring_take(ring, c, n);	/* it woke for the ring, or timed out */
 }
 
 int rdx_recv(int fd, uint32_t conn, void *buf, uint32_t len, uint32_t *msg_len)

@@ -110,6 +110,35 @@ int rdx_query_conn(int fd, uint32_t conn, struct rdmaxfer_conn_info *ci);
 int rdx_stats(int fd, struct rdmaxfer_stats *st);
 
 /*
+ * A file's completion ring (RING_SETUP, mmap()ed): completions without a
+ * system call.  @r is NULL when there is none.
+ */
+struct rdx_ring {
+	struct rdmaxfer_ring *r;
+	size_t size;
+	uint32_t mask;
+};
+
+/*
+ * RING_SETUP of @entries (a power of 2) and mmap() of the ring into @ring
+ * (zeroed first): 0 or the errno of the call that failed (the file then
+ * may have a ring that nothing maps).
+ */
+int rdx_ring_map(int fd, uint32_t entries, struct rdx_ring *ring);
+
+/* munmap() of the ring, if mapped. */
+void rdx_ring_unmap(struct rdx_ring *ring);
+
+/*
+ * Up to @n completions, oldest first: from the ring (no system call) if it
+ * holds any; else, if completions wait in the file's queue or @timeout_ns is
+ * not 0, a REAP (rdx_reap(); it returns early when the ring fills).  The
+ * count or -errno.  With no ring mapped (@ring->r NULL), rdx_reap().
+ */
+int rdx_ring_reap(int fd, struct rdx_ring *ring, struct rdmaxfer_completion *c, uint32_t n,
+		  int64_t timeout_ns);
+
+/*
  * A numeric IPv4 or IPv6 address (inet_pton(3), no scope) and @port; the
  * family is 0 if @host is neither.
  */
