@@ -180,7 +180,7 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 	spin_lock_bh(&conn->c_lock);
 	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING) {
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
-		rdmaxfer_ka_start(conn);
+		rdmaxfer_conn_came_up(conn);
 	}
 	spin_unlock_bh(&conn->c_lock);
 	complete_all(&conn->c_established);
@@ -257,7 +257,7 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
 		conn->c_state = RDMAXFER_CS_ESTABLISHED;
-		rdmaxfer_ka_start(conn);
+		rdmaxfer_conn_came_up(conn);
 		up = true;
 	}
 	spin_unlock_bh(&conn->c_lock);

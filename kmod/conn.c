@@ -253,6 +253,14 @@ static void rdmaxfer_qp_event(struct ib_event *ev, void *ctx)
 		rdmaxfer_conn_fail(conn, -EIO);
 }
 
+/* Queue the teardown; its reason is in c_error, or (c_broke) comes with the drain. */
+static void rdmaxfer_conn_queue_down(struct rdmaxfer_conn *conn)
+{
+	kref_get(&conn->c_obj.ref);
+	if (!queue_work(rdmaxfer_wq, &conn->c_down_work))
+		rdmaxfer_obj_put_atomic(&conn->c_obj);	/* may be in softirq */
+}
+
 /**
  * rdmaxfer_conn_flushed - a work request of @conn was flushed
  * @conn: the connection
@@ -260,17 +268,67 @@ static void rdmaxfer_qp_event(struct ib_event *ev, void *ctx)
  * Teardown marks the connection down before it moves the QP to error, so a
  * work request flushed while the connection is still established means
  * the QP went to error by itself (a request of the peer's that the adapter
- * refused): fail the connection.
+ * refused, or an error of ours whose completion may not be handled yet):
+ * tear it down, without claiming the reason, which that completion may
+ * still give (teardown looks after the drain; -EIO if none did).  Flushed
+ * while still connecting (the peer broke the QP before our ESTABLISHED
+ * event, or rdma_cm moved it to error for a reject), it only notes it: a
+ * connection that then comes up fails at once (rdmaxfer_conn_came_up()).
  *
  * Context: completion handler (softirq) or the receive work.
  */
 void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
 {
-	if (READ_ONCE(conn->c_state) != RDMAXFER_CS_ESTABLISHED)
-		return;
-	if (!READ_ONCE(conn->c_error))		/* the first of the flushes */
+	bool broke;
+
+	spin_lock_bh(&conn->c_lock);
+	broke = conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_broke;
+	if (broke)
+		conn->c_broke = true;
+	else if (conn->c_state == RDMAXFER_CS_CONNECTING)
+		conn->c_flushed = true;
+	spin_unlock_bh(&conn->c_lock);
+	if (broke) {
 		pr_debug("conn %u: the QP went to error by itself\n", conn->c_obj.id);
-	rdmaxfer_conn_fail(conn, -EIO);
+		rdmaxfer_conn_queue_down(conn);
+	}
+}
+
+/**
+ * rdmaxfer_conn_wc_failed - what a send-side completion's status means
+ * @conn: the connection
+ * @status: the completion's status
+ *
+ * Success: nothing.  Flushed: see rdmaxfer_conn_flushed().  Any other error
+ * put the QP in error: fail the connection with what it means to the user.
+ *
+ * Context: completion handler (softirq).
+ */
+void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, enum ib_wc_status status)
+{
+	if (status == IB_WC_WR_FLUSH_ERR)
+		rdmaxfer_conn_flushed(conn);
+	else if (status != IB_WC_SUCCESS)
+		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, status));
+}
+
+/**
+ * rdmaxfer_conn_came_up - the connection is established: start its keepalive
+ * @conn: the connection, just marked RDMAXFER_CS_ESTABLISHED
+ *
+ * A connection whose QP was flushed while it connected is broken already:
+ * it goes down again at once.
+ *
+ * Context: c_lock held.
+ */
+void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	rdmaxfer_ka_start(conn);
+	if (conn->c_flushed && !conn->c_broke) {
+		conn->c_broke = true;
+		rdmaxfer_conn_queue_down(conn);
+	}
 }
 
 /* --- dead peers ------------------------------------------------------------ */
@@ -395,7 +453,7 @@ static void rdmaxfer_conn_down_work(struct work_struct *work)
 {
 	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_down_work);
 
-	rdmaxfer_conn_teardown(conn, -ECONNRESET);
+	rdmaxfer_conn_teardown(conn, READ_ONCE(conn->c_broke) ? 0 : -ECONNRESET);
 	rdmaxfer_obj_put(&conn->c_obj);
 }
 
@@ -412,9 +470,7 @@ static void rdmaxfer_conn_down_work(struct work_struct *work)
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error)
 {
 	cmpxchg(&conn->c_error, 0, error);
-	kref_get(&conn->c_obj.ref);
-	if (!queue_work(rdmaxfer_wq, &conn->c_down_work))
-		rdmaxfer_obj_put_atomic(&conn->c_obj);	/* may be in softirq */
+	rdmaxfer_conn_queue_down(conn);
 }
 
 #ifdef CONFIG_FAULT_INJECTION
@@ -760,7 +816,9 @@ static bool rdmaxfer_conn_destroy(struct rdmaxfer_conn *conn)
  * rdmaxfer_conn_teardown - take a connection down and free its resources
  * @conn: the connection; the caller holds a reference
  * @error: why: -ECANCELED for a local close, -ESHUTDOWN for the peer's
- *	orderly close (reported with status 0), else what the user is told
+ *	orderly close (reported with status 0), else what the user is told;
+ *	0: the QP broke by itself, whatever a completion of the drain says
+ *	(or -EIO).  A reason given earlier (rdmaxfer_conn_fail()) wins.
  *
  * Stops the connection, destroys its resources and reports the
  * disconnection.  Idempotent.  After it returns, every operation on the
@@ -784,9 +842,12 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 		return;
 	}
 	conn->c_torn_down = true;
-	cmpxchg(&conn->c_error, 0, error);
+	if (error)
+		cmpxchg(&conn->c_error, 0, error);
+	was_up = rdmaxfer_conn_stop(conn, READ_ONCE(conn->c_error));
+	/* a QP that broke by itself: the drain has brought what its completions said */
+	cmpxchg(&conn->c_error, 0, -EIO);
 	error = READ_ONCE(conn->c_error);
-	was_up = rdmaxfer_conn_stop(conn, error);
 	unaccepted = rdmaxfer_conn_destroy(conn);
 
 	if (error != -ECANCELED) {

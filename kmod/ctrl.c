@@ -197,8 +197,7 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_skip_cqe);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	rdmaxfer_conn_wc_failed(conn, wc->status);
 	rdmaxfer_wr_release(conn, 1, 0);
 }
 
@@ -751,8 +750,7 @@ static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	rdmaxfer_conn_wc_failed(conn, wc->status);
 	rdmaxfer_wr_release(conn, 1, 0);
 	if (wc->status != IB_WC_SUCCESS)
 		rdmaxfer_req_wc(req, wc->status);
@@ -1309,8 +1307,7 @@ static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_req *req = ct->ct_req;
 
 	ct->ct_req = NULL;
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
+	rdmaxfer_conn_wc_failed(conn, wc->status);
 	rdmaxfer_ctrl_put(conn, ct);
 	if (req)
 		rdmaxfer_req_wc(req, wc->status);

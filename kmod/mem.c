@@ -488,6 +488,7 @@ static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		/* the connection is going down: EXPOSE reports that */
 		win->w_reg_status = -ENOTCONN;
+		rdmaxfer_conn_flushed(win->w_conn);
 	} else if (wc->status != IB_WC_SUCCESS) {
 		pr_warn_ratelimited("conn %u: registration failed: %s\n", win->w_conn->c_obj.id,
 				    ib_wc_status_msg(wc->status));

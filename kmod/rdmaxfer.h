@@ -237,6 +237,10 @@ struct rdmaxfer_stats_k {
  * @rf_closing: release() has started: events are dropped
  * @rf_ring: the completion ring shared with userspace, or NULL (set once,
  *	under @rf_lock and @rf_ev_lock; freed by release())
+ * @rf_ring_live: the ring has been mapped: events go there (under
+ *	@rf_ev_lock)
+ * @rf_reaping: REAPs holding events taken off the queue, not yet copied out:
+ *	the ring takes nothing meanwhile (under @rf_ev_lock)
  * @rf_ring_entries: its number of entries (a power of 2)
  * @rf_ring_tail: its tail, the kernel's own copy (userspace may scribble
  *	over the shared one)
@@ -262,6 +266,8 @@ struct rdmaxfer_file {
 	wait_queue_head_t	rf_wait;
 	bool			rf_closing;
 	struct rdmaxfer_ring	*rf_ring;
+	bool			rf_ring_live;
+	u32			rf_reaping;
 	u32			rf_ring_entries;
 	u32			rf_ring_tail;
 	size_t			rf_ring_size;
@@ -513,6 +519,10 @@ struct rdmaxfer_msg {
  * @c_ka_strict: the QP may retry forever (see "Dead peers" in conn.c): a
  *	probe still queued at the second tick after it fails the connection;
  *	set before the connection is up, read-only after
+ * @c_flushed: a work request was flushed before the connection was up (the
+ *	peer broke the QP early): it fails as it comes up
+ * @c_broke: the QP went to error by itself (rdmaxfer_conn_flushed()):
+ *	teardown takes the reason a completion gave, else -EIO
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -603,6 +613,8 @@ struct rdmaxfer_conn {
 	bool				c_ka_posted;
 	u8				c_ka_waits;
 	bool				c_ka_strict;
+	bool				c_flushed;
+	bool				c_broke;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
@@ -840,6 +852,8 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, enum ib_wc_status status);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);

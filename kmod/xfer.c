@@ -173,13 +173,12 @@ void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
 	rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(req->r_conn, status), status);
 }
 
-/* An RDMA work request failed on a live QP: the QP is in error now. */
+/* An RDMA work request failed, or was flushed: the QP is in error now. */
 static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
 {
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		pr_debug("conn %u: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
-		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
-	}
+	rdmaxfer_conn_wc_failed(conn, wc->status);
 }
 
 /**
