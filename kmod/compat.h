@@ -7,9 +7,9 @@
  * feature where the API can be backported and by version only where it was
  * removed.  The code elsewhere is written against the newest API.
  *
- * 6.1 has every interface the module uses but kzalloc_obj(); what else is
- * here works around a provider bug and a change of GUP's policy that no
- * interface reveals.
+ * 6.1 has every interface the module uses but kzalloc_obj() and
+ * vm_flags_mod(); what else is here works around a provider bug and a
+ * change of GUP's policy that no interface reveals.
  */
 #ifndef RDMAXFER_COMPAT_H
 #define RDMAXFER_COMPAT_H
@@ -68,6 +68,25 @@ static inline bool rdmaxfer_gup_refuses_longterm_write(struct vm_area_struct *vm
 	       vma->vm_ops && (vma->vm_ops->page_mkwrite || vma->vm_ops->pfn_mkwrite);
 #else
 	return false;
+#endif
+}
+
+/**
+ * rdmaxfer_vm_flags_mod - set and clear flags of a VMA that ->mmap() sets up
+ * @vma: the VMA, mmap_lock held for writing
+ * @set: flags to set
+ * @clear: flags to clear
+ *
+ * Since 6.3 vm_flags is read-only and changed through vm_flags_mod();
+ * before, it was written directly.  Kbuild probes <linux/mm.h> for it.
+ */
+static inline void rdmaxfer_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
+					 vm_flags_t clear)
+{
+#ifdef RDMAXFER_HAVE_VM_FLAGS_MOD
+	vm_flags_mod(vma, set, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 #endif
 }
 

@@ -15,18 +15,20 @@
  *
  * The completion ring.  A file may also have a ring that it mmap()s
  * (RDMAXFER_IOC_RING_SETUP; uapi struct rdmaxfer_ring), so that a process
- * that busy-polls pays no system call per completion.  An event goes to the
- * ring, and is freed at once, when the ring has room, the queue is empty
- * (everything in the ring is older than everything queued: the order
- * holds) and the event need not be reaped; otherwise to the queue as
- * before, and the ring's RDMAXFER_RING_QUEUED flag tells userspace to REAP
- * once it has emptied the ring.  Events that hold a peer's credit
- * (ev_reap) always go to the queue: their release gives the credit back,
- * which must mean that the user took them, and needs process context.  The
- * kernel keeps the ring's tail and size to itself and reads only the head
- * that userspace writes: a head that makes no sense is a full ring.  The
- * ring is vmalloc_user() memory (at most RDMAXFER_MAX_PENDING entries of
- * 48 bytes, once per file), freed by release(): a mapping holds the file.
+ * that busy-polls pays no system call per completion.  Once the ring has
+ * been mapped, an event goes there, and is freed at once, when the ring
+ * has room, the queue is empty and no REAP holds events it took off the
+ * queue (so everything in the ring is newer than everything REAP returned
+ * or will return: the order holds), and the event need not be reaped;
+ * otherwise to the queue as before, and the ring's RDMAXFER_RING_QUEUED
+ * flag tells userspace to REAP once it has emptied the ring.  An event
+ * that holds a peer's credit (ev_reap) always goes to the queue: its
+ * release gives the credit back, which must mean that the user took it.
+ * The kernel keeps the ring's tail and size to itself and reads only the
+ * head that userspace writes: a head that makes no sense is a full ring.
+ * The ring is vmalloc memory charged to the file's memory cgroup (at most
+ * RDMAXFER_MAX_PENDING entries of 48 bytes, once per file), mapped page by
+ * page, freed by release(): a mapping holds the file.
  *
  * Locking: rf_ev_lock, a leaf taken with bottom halves off (events are
  * queued from the send CQ's softirq handlers), also orders the ring's tail.
@@ -81,6 +83,16 @@ static void rdmaxfer_event_free(struct rdmaxfer_event *ev)
 		kfree(ev);
 }
 
+/* Does the ring hold entries that userspace has not read?  Takes no lock. */
+static bool rdmaxfer_ring_busy(struct rdmaxfer_file *rf)
+{
+	/* pairs with RING_SETUP's store-release: the ring is set up */
+	struct rdmaxfer_ring *ring = smp_load_acquire(&rf->rf_ring);
+
+	return ring && READ_ONCE(rf->rf_ring_live) &&
+	       READ_ONCE(rf->rf_ring_tail) != READ_ONCE(ring->head);
+}
+
 /*
  * Write @ev to the ring if it may go there (see "The completion ring"); the
  * caller frees it then.  Context: rf_ev_lock held.
@@ -91,7 +103,8 @@ static bool rdmaxfer_ring_put(struct rdmaxfer_file *rf, struct rdmaxfer_event *e
 	u32 tail = rf->rf_ring_tail;
 
 	lockdep_assert_held(&rf->rf_ev_lock);
-	if (!ring || ev->ev_reap || !list_empty(&rf->rf_events))
+	if (!rf->rf_ring_live || rf->rf_reaping || ev->ev_reap ||
+	    !list_empty(&rf->rf_events))
 		return false;
 	/* pairs with userspace's store-release of head: it has read the entry */
 	if (tail - smp_load_acquire(&ring->head) >= rf->rf_ring_entries)
@@ -164,8 +177,10 @@ void rdmaxfer_queue_events(struct rdmaxfer_file *rf, struct list_head *evs)
 	if (drop) {
 		list_for_each_entry(ev, evs, ev_entry)
 			rf->rf_pending--;
-	} else if (!rf->rf_ring) {
+	} else if (!rf->rf_ring_live) {
 		list_splice_tail_init(evs, &rf->rf_events);
+		if (rf->rf_ring)
+			WRITE_ONCE(rf->rf_ring->flags, RDMAXFER_RING_QUEUED);
 	} else {
 		/* what the ring takes stays on @evs, to be freed */
 		list_for_each_entry_safe(ev, tmp, evs, ev_entry) {
@@ -261,9 +276,9 @@ int rdmaxfer_queue_peer_event(struct rdmaxfer_conn *conn, bool hold, u16 opcode,
 	}
 	if (hold) {
 		kref_get(&conn->c_obj.ref);
-		pe->pe_ev.ev_reap = true;
 		pe->pe_conn = conn;
 		pe->pe_held = atomic_inc_return(&conn->c_peer_events) > RDMAXFER_FREE_PEER_EVENTS;
+		pe->pe_ev.ev_reap = pe->pe_held;
 		hold = pe->pe_held;
 	}
 	pe->pe_ev.ev_free = rdmaxfer_peer_event_free;
@@ -347,22 +362,20 @@ int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
 	spin_lock_bh(&rf->rf_ev_lock);
 	list_for_each_entry_safe(ev, tmp, &rf->rf_events, ev_entry) {
 		/* the ring's entries are older: they go first */
-		if (n == cmd->count ||
-		    (rf->rf_ring && rf->rf_ring_tail != READ_ONCE(rf->rf_ring->head)))
+		if (n == cmd->count || rdmaxfer_ring_busy(rf))
 			break;
 		list_move_tail(&ev->ev_entry, &taken);
 		n++;
 	}
-	if (rf->rf_ring && list_empty(&rf->rf_events))
-		WRITE_ONCE(rf->rf_ring->flags, 0);	/* the ring is open again */
+	if (n)
+		rf->rf_reaping++;	/* the ring waits until they are out */
 	spin_unlock_bh(&rf->rf_ev_lock);
 
 	list_for_each_entry(ev, &taken, ev_entry) {
 		if (copy_to_user(uc + i, &ev->ev, sizeof(ev->ev))) {
 			spin_lock_bh(&rf->rf_ev_lock);
 			list_splice(&taken, &rf->rf_events);
-			if (rf->rf_ring)
-				WRITE_ONCE(rf->rf_ring->flags, RDMAXFER_RING_QUEUED);
+			rf->rf_reaping--;
 			spin_unlock_bh(&rf->rf_ev_lock);
 			return -EFAULT;
 		}
@@ -374,6 +387,10 @@ int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
 	}
 	spin_lock_bh(&rf->rf_ev_lock);
 	rf->rf_pending -= n;
+	if (n)
+		rf->rf_reaping--;
+	if (rf->rf_ring && list_empty(&rf->rf_events))
+		WRITE_ONCE(rf->rf_ring->flags, 0);	/* the ring is open again */
 	spin_unlock_bh(&rf->rf_ev_lock);
 	cmd->count = n;
 	return 0;
@@ -403,12 +420,7 @@ void rdmaxfer_events_free(struct rdmaxfer_file *rf)
  */
 bool rdmaxfer_events_ready(struct rdmaxfer_file *rf)
 {
-	/* pairs with RING_SETUP's store-release: the ring is set up */
-	struct rdmaxfer_ring *ring = smp_load_acquire(&rf->rf_ring);
-
-	if (!list_empty_careful(&rf->rf_events))
-		return true;
-	return ring && READ_ONCE(rf->rf_ring_tail) != READ_ONCE(ring->head);
+	return !list_empty_careful(&rf->rf_events) || rdmaxfer_ring_busy(rf);
 }
 
 /**
@@ -429,7 +441,7 @@ int rdmaxfer_ioctl_ring_setup(struct rdmaxfer_file *rf, void *arg)
 	    cmd->entries > RDMAXFER_MAX_PENDING)
 		return -EINVAL;
 	size = PAGE_ALIGN(struct_size(ring, entries, cmd->entries));
-	ring = vmalloc_user(size);		/* zeroed */
+	ring = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!ring)
 		return -ENOMEM;
 	ring->mask = cmd->entries - 1;
@@ -458,21 +470,39 @@ int rdmaxfer_ioctl_ring_setup(struct rdmaxfer_file *rf, void *arg)
  * @vma: the mapping: MAP_SHARED, offset 0, the ring's mmap_size, not
  *	executable
  *
+ * Inserts the ring's pages; from the first mapping on, events go to the
+ * ring (before, nobody could read it).  The mapping cannot grow, is left
+ * out of core dumps and can never become executable.
+ *
  * Context: process context, mmap_lock held for writing.
  * Return: 0, -EINVAL (no ring, or another offset, size or a private
- * mapping), -EPERM (PROT_EXEC).
+ * mapping), -EPERM (PROT_EXEC), or the error of vm_insert_page().
  */
 int rdmaxfer_ring_mmap(struct rdmaxfer_file *rf, struct vm_area_struct *vma)
 {
 	/* pairs with RING_SETUP's store-release: rf_ring_size is set */
 	struct rdmaxfer_ring *ring = smp_load_acquire(&rf->rf_ring);
+	unsigned long off;
+	int ret;
 
-	if (!ring || vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) ||
+	if (!ring || vma->vm_pgoff || !(vma->vm_flags & VM_MAYSHARE) ||
 	    vma->vm_end - vma->vm_start != rf->rf_ring_size)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	return remap_vmalloc_range(vma, ring, 0);
+	rdmaxfer_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	for (off = 0; off < rf->rf_ring_size; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page((void *)ring + off));
+		if (ret)
+			return ret;
+	}
+	spin_lock_bh(&rf->rf_ev_lock);
+	WRITE_ONCE(rf->rf_ring_live, true);
+	if (!list_empty(&rf->rf_events))
+		WRITE_ONCE(ring->flags, RDMAXFER_RING_QUEUED);
+	spin_unlock_bh(&rf->rf_ev_lock);
+	return 0;
 }
 
 /**

@@ -381,12 +381,12 @@ TEST(stats_layout)
 
 TEST(ring_layout)
 {
-	EXPECT_EQ(128, sizeof(struct rdmaxfer_ring));
+	EXPECT_EQ(256, sizeof(struct rdmaxfer_ring));
 	OFF(rdmaxfer_ring, head, 0);
-	OFF(rdmaxfer_ring, tail, 64);
-	OFF(rdmaxfer_ring, mask, 68);
-	OFF(rdmaxfer_ring, flags, 72);
-	OFF(rdmaxfer_ring, entries, 128);
+	OFF(rdmaxfer_ring, tail, 128);
+	OFF(rdmaxfer_ring, mask, 132);
+	OFF(rdmaxfer_ring, flags, 136);
+	OFF(rdmaxfer_ring, entries, 256);
 	EXPECT_EQ(48, sizeof(struct rdmaxfer_completion));
 	EXPECT_EQ(24, sizeof(struct rdmaxfer_ring_setup));
 	OFF(rdmaxfer_ring_setup, size, 0);

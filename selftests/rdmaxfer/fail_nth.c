@@ -790,7 +790,7 @@ static int check_ring(int err)
 /* A ring that was set up maps, and says what it is. */
 static int undo_ring(int err)
 {
-	size_t len = (128 + 48 * 1024 + 4095) & ~4095UL;
+	size_t len = (256 + 48 * 1024 + 4095) & ~4095UL;
 	struct rdmaxfer_ring *r;
 	int ret = 0;
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ring_test - the completion ring: RDMAXFER_IOC_RING_SETUP and mmap() of
- * struct rdmaxfer_ring.  Completions land in the ring without a system call;
- * what may not go there (events that hold a peer's credit, what comes while
- * the ring is full, and everything after those) waits in the queue for
- * REAP, flagged RDMAXFER_RING_QUEUED, in order; REAP returns nothing while
- * the ring holds entries; poll() sees both.  The setup's and mmap()'s bad
+ * struct rdmaxfer_ring.  Completions and events land in the ring without a
+ * system call once it is mapped; what may not go there (what comes while
+ * the ring is full or not mapped yet, and everything after it) waits in the
+ * queue for REAP, flagged RDMAXFER_RING_QUEUED, in order, also across a
+ * REAP that faults; REAP returns nothing while the ring holds entries;
+ * poll() sees both.  The setup's and mmap()'s bad
  * arguments fail cleanly, a head that userspace scribbled over costs only
  * that file, and a mapping outlives close() of its file (which then stays
  * open until munmap()).
@@ -200,7 +201,7 @@ TEST_F(ring, setup_arguments)
 	rs.size = sizeof(rs);
 	rs.entries = info.max_pending;
 	ASSERT_EQ(0, rdx_ioctl(self->cli, RDMAXFER_IOC_RING_SETUP, &rs));
-	EXPECT_EQ((128 + 48ULL * info.max_pending + PAGE - 1) & ~(PAGE - 1), rs.mmap_size);
+	EXPECT_EQ((256 + 48ULL * info.max_pending + PAGE - 1) & ~(PAGE - 1), rs.mmap_size);
 	rs.entries = 1;
 	EXPECT_EQ(EBUSY, rdx_ioctl(self->cli, RDMAXFER_IOC_RING_SETUP, &rs));
 }
@@ -223,6 +224,8 @@ TEST_F(ring, mmap_arguments)
 	r = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, self->cli, 0);
 	ASSERT_TRUE(r != MAP_FAILED) TH_LOG("mmap: %s", strerror(errno));
 	EXPECT_EQ(63, r->mask);
+	/* never executable, not even later */
+	EXPECT_NE(0, mprotect(r, PAGE, PROT_READ | PROT_EXEC));
 	EXPECT_EQ(0, r->head);
 	EXPECT_EQ(0, r->tail);
 	EXPECT_EQ(0, r->flags);
@@ -328,29 +331,90 @@ TEST_F(ring, overflow_keeps_order)
 }
 
 /*
- * A peer's WINDOW event holds its credit until reaped: it waits in the
- * queue, and a completion that comes after it waits behind it.
+ * A peer's events come through the ring too, in order with completions;
+ * while the ring is full they wait in the queue with what follows them.
  */
-TEST_F(ring, peer_events_wait_for_reap)
+TEST_F(ring, peer_events_keep_their_place)
 {
 	struct rdmaxfer_completion c[4];
-	__u32 win2;
+	__u32 win2, win3;
 
-	ASSERT_EQ(0, rdx_ring_map(self->cli, 8, &self->r));
+	ASSERT_EQ(0, rdx_ring_map(self->cli, 2, &self->r));
 	win2 = expose(_metadata, self);
-	ASSERT_EQ(0, wait_queued(&self->r, TMO)) TH_LOG("the WINDOW event was not queued");
-	EXPECT_EQ(0, ring_tail(&self->r));
+	ASSERT_EQ(0, wait_tail(&self->r, 1, TMO)) TH_LOG("no WINDOW event in the ring");
+	EXPECT_EQ(RDMAXFER_EVENT_WINDOW, self->r.r->entries[0].opcode);
+	EXPECT_EQ(win2, self->r.r->entries[0].window_id);
 	ASSERT_EQ(0, writes(self, 1, 400));
+	ASSERT_EQ(0, wait_tail(&self->r, 2, TMO));
+	/* full: the next window's event and a completion after it are queued */
+	win3 = expose(_metadata, self);
+	ASSERT_EQ(0, wait_queued(&self->r, TMO)) TH_LOG("the WINDOW event was not queued");
+	ASSERT_EQ(0, writes(self, 1, 401));
 	usleep(200 * 1000);
-	EXPECT_EQ(0, ring_tail(&self->r)) TH_LOG("a completion overtook the queued event");
+	ASSERT_EQ(2, rdx_ring_reap(self->cli, &self->r, c, 4, 0));
+	EXPECT_EQ(win2, c[0].window_id);
+	EXPECT_EQ(400, c[1].user_data);
 	ASSERT_EQ(2, rdx_ring_reap(self->cli, &self->r, c, 4, TMO));
 	EXPECT_EQ(RDMAXFER_EVENT_WINDOW, c[0].opcode);
-	EXPECT_EQ(win2, c[0].window_id);
+	EXPECT_EQ(win3, c[0].window_id);
 	EXPECT_EQ(RDMAXFER_OP_WRITE, c[1].opcode);
-	EXPECT_EQ(400, c[1].user_data);
+	EXPECT_EQ(401, c[1].user_data);
 	EXPECT_EQ(0, ring_flags(&self->r));
-	ASSERT_EQ(0, writes(self, 1, 401));
+	ASSERT_EQ(0, writes(self, 1, 402));
+	ASSERT_EQ(0, wait_tail(&self->r, 3, TMO));
+}
+
+/*
+ * A ring set up but not mapped takes nothing (nobody could read it):
+ * completions are reaped as without a ring, flagged for when it is mapped;
+ * from the mapping on, they land in the ring.
+ */
+TEST_F(ring, unmapped_ring_takes_nothing)
+{
+	struct rdmaxfer_ring_setup rs = { .size = sizeof(rs), .entries = 8 };
+	struct rdmaxfer_completion c[4];
+
+	ASSERT_EQ(0, rdx_ioctl(self->cli, RDMAXFER_IOC_RING_SETUP, &rs));
+	ASSERT_EQ(0, writes(self, 1, 800));
+	ASSERT_EQ(1, rdx_reap(self->cli, c, 4, TMO));
+	EXPECT_EQ(800, c[0].user_data);
+	ASSERT_EQ(0, writes(self, 1, 801));
+	usleep(200 * 1000);
+	self->r.r = mmap(NULL, rs.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, self->cli, 0);
+	ASSERT_TRUE(self->r.r != MAP_FAILED);
+	self->r.size = rs.mmap_size;
+	self->r.mask = 7;
+	EXPECT_EQ(0, self->r.r->tail);
+	EXPECT_TRUE(ring_flags(&self->r) & RDMAXFER_RING_QUEUED);
+	ASSERT_EQ(0, writes(self, 1, 802));
+	usleep(200 * 1000);
+	EXPECT_EQ(0, self->r.r->tail) TH_LOG("a completion overtook a queued one");
+	ASSERT_EQ(2, rdx_ring_reap(self->cli, &self->r, c, 4, TMO));
+	EXPECT_EQ(801, c[0].user_data);
+	EXPECT_EQ(802, c[1].user_data);
+	ASSERT_EQ(0, writes(self, 1, 803));
 	ASSERT_EQ(0, wait_tail(&self->r, 1, TMO));
+	EXPECT_EQ(803, self->r.r->entries[0].user_data);
+}
+
+/* A REAP whose copy faults puts everything back, and the order holds. */
+TEST_F(ring, faulted_reap_keeps_order)
+{
+	struct rdmaxfer_completion c[8];
+	unsigned int i;
+
+	ASSERT_EQ(0, rdx_ring_map(self->cli, 2, &self->r));
+	ASSERT_EQ(0, writes(self, 6, 900));
+	ASSERT_EQ(0, wait_tail(&self->r, 2, TMO));
+	ASSERT_EQ(2, rdx_ring_reap(self->cli, &self->r, c, 2, 0));
+	usleep(200 * 1000);
+	EXPECT_EQ(-EFAULT, rdx_reap(self->cli, (void *)16, 8, 0));
+	ASSERT_EQ(0, writes(self, 1, 906));
+	usleep(200 * 1000);
+	EXPECT_EQ(2, ring_tail(&self->r)) TH_LOG("a completion overtook queued ones");
+	ASSERT_EQ(5, rdx_ring_reap(self->cli, &self->r, c, 8, TMO));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(902 + i, c[i].user_data);
 }
 
 /*
@@ -361,6 +425,7 @@ TEST_F(ring, peer_events_wait_for_reap)
 TEST_F(ring, scribbled_head_costs_only_this_file)
 {
 	struct rdmaxfer_completion c[4];
+	__s64 end;
 
 	ASSERT_EQ(0, rdx_ring_map(self->cli, 4, &self->r));
 	self->r.r->head = 12345;
@@ -374,9 +439,12 @@ TEST_F(ring, scribbled_head_costs_only_this_file)
 	ASSERT_EQ(2, rdx_reap(self->cli, c, 4, TMO));
 	EXPECT_EQ(500, c[0].user_data);
 	EXPECT_EQ(501, c[1].user_data);
+	/* the kernel's tail is its own: the entry goes to index 0, tail is 1 again */
+	self->r.r->tail = 50;
 	ASSERT_EQ(0, writes(self, 1, 502));
-	/* the kernel's tail is its own: the entry went to index 0, tail is 1 again */
-	ASSERT_EQ(0, wait_tail(&self->r, 1, TMO));
+	end = now_ns() + TMO;
+	while (ring_tail(&self->r) == 50 && now_ns() < end)
+		usleep(1000);
 	EXPECT_EQ(1, ring_tail(&self->r));
 	EXPECT_EQ(502, self->r.r->entries[0].user_data);
 }

@@ -859,7 +859,7 @@ struct rdmaxfer_stats {
 /**
  * struct rdmaxfer_ring - the completion ring, mmap()ed from the file
  * @head: written by userspace: the next entry it will read
- * @__pad0: 0 (@head and @tail on cache lines of their own)
+ * @__pad0: 0 (@head and @tail 128 bytes apart: on cache lines of their own)
  * @tail: written by the kernel: the next entry it will fill
  * @mask: the number of entries - 1
  * @flags: RDMAXFER_RING_QUEUED: completions and events wait in the file's
@@ -867,31 +867,30 @@ struct rdmaxfer_stats {
  * @__pad1: 0
  * @entries: the ring, @mask + 1 entries
  *
- * Once a file has a ring (RDMAXFER_IOC_RING_SETUP), the kernel writes each
- * completion and event to entries[@tail & @mask] and then advances @tail
- * (store-release), as long as there is room and nothing waits in the queue.
- * Otherwise, and always for events that must be reaped (those a peer's
- * message caused, which hold its credit until reaped: WINDOW,
- * WINDOW_REVOKED, WRITE_IMM), it queues them for REAP as without a ring and
- * sets RDMAXFER_RING_QUEUED; later ones follow them there until REAP has
- * emptied the queue, so the order is kept: everything in the ring came
- * before everything in the queue.  Userspace reads @tail (load-acquire),
- * reads the entries up to it, then advances @head (store-release); when the
- * ring is empty and RDMAXFER_RING_QUEUED is set, it REAPs.  REAP takes
- * nothing from the queue while the ring holds entries (count 0), so the
- * order holds even for a caller that REAPs first.  poll() reports POLLIN
- * while either holds something, and REAP with a timeout returns (possibly
- * with nothing) as soon as either does.  The kernel never reads
- * anything here but @head, and treats a @head it cannot make sense of as a
- * full ring.
+ * Once a file's ring (RDMAXFER_IOC_RING_SETUP) has been mapped, the kernel
+ * writes each completion and event to entries[@tail & @mask] and then
+ * advances @tail (store-release), as long as there is room and nothing
+ * waits in the queue.  Otherwise (and for a peer's event that holds its
+ * credit until reaped, which only comes while events wait) it queues them
+ * for REAP as without a ring and sets RDMAXFER_RING_QUEUED; later ones
+ * follow them there until REAP has emptied the queue, so the order is kept:
+ * everything in the ring came before everything in the queue.  Userspace
+ * reads @tail (load-acquire), reads the entries up to it, then advances
+ * @head (store-release); when the ring is empty and RDMAXFER_RING_QUEUED is
+ * set, it REAPs.  REAP takes nothing from the queue while the ring holds
+ * entries (count 0), so the order holds even for a caller that REAPs
+ * first.  poll() reports POLLIN while either holds something, and REAP with
+ * a timeout returns (possibly with nothing) as soon as either does.  The
+ * kernel never reads anything here but @head, and treats a @head it cannot
+ * make sense of as a full ring.
  */
 struct rdmaxfer_ring {
 	__u32 head;
-	__u32 __pad0[15];
+	__u32 __pad0[31];
 	__u32 tail;
 	__u32 mask;
 	__u32 flags;
-	__u32 __pad1[13];
+	__u32 __pad1[29];
 	struct rdmaxfer_completion entries[];
 };
 
