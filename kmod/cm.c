@@ -173,6 +173,16 @@ static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 
 /* --- CM events ------------------------------------------------------------- */
 
+/*
+ * What a CM event that ends an established connection says, unless its QP
+ * broke by itself: then the drain tells why (0 to rdmaxfer_conn_fail(); a
+ * disconnect that our own teardown or the peer answered is no orderly end).
+ */
+static int rdmaxfer_cm_reason(struct rdmaxfer_conn *conn, int error)
+{
+	return READ_ONCE(conn->c_broke) ? 0 : error;
+}
+
 static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 {
 	if (error)
@@ -361,16 +371,17 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 		 */
 		if (connecting && !l)
 			rdmaxfer_connect_done(conn, -ECONNRESET);
+		else if (conn->c_dev && READ_ONCE(conn->c_dev->rd_dying))
+			rdmaxfer_conn_fail(conn, -ENODEV);
 		else
-			rdmaxfer_conn_fail(conn, conn->c_dev && READ_ONCE(conn->c_dev->rd_dying) ?
-					   -ENODEV : -ESHUTDOWN);
+			rdmaxfer_conn_fail(conn, rdmaxfer_cm_reason(conn, -ESHUTDOWN));
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		if (connecting && !l)
 			rdmaxfer_connect_done(conn, -ECONNRESET);
 		else
-			rdmaxfer_conn_fail(conn, -ECONNRESET);
+			rdmaxfer_conn_fail(conn, rdmaxfer_cm_reason(conn, -ECONNRESET));
 		break;
 	default:
 		break;
@@ -835,7 +846,7 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
 		ret = 0;
 	else
-		ret = READ_ONCE(conn->c_error) ?: -ETIMEDOUT;
+		ret = READ_ONCE(conn->c_error) ?: READ_ONCE(conn->c_broke) ? -EIO : -ETIMEDOUT;
 	spin_unlock_bh(&conn->c_lock);
 	/* established, but the peer closed before we got here */
 	if (ret == -ESHUTDOWN)

@@ -284,7 +284,7 @@ void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
 	spin_lock_bh(&conn->c_lock);
 	broke = conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_broke;
 	if (broke)
-		conn->c_broke = true;
+		WRITE_ONCE(conn->c_broke, true);
 	else if (conn->c_state == RDMAXFER_CS_CONNECTING)
 		conn->c_flushed = true;
 	spin_unlock_bh(&conn->c_lock);
@@ -324,9 +324,10 @@ void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, enum ib_wc_status statu
 void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
-	rdmaxfer_ka_start(conn);
-	if (conn->c_flushed && !conn->c_broke) {
-		conn->c_broke = true;
+	if (!conn->c_flushed) {
+		rdmaxfer_ka_start(conn);
+	} else if (!conn->c_broke) {
+		WRITE_ONCE(conn->c_broke, true);
 		rdmaxfer_conn_queue_down(conn);
 	}
 }

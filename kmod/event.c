@@ -26,7 +26,8 @@
  * release gives the credit back, which must mean that the user took it.
  * The kernel keeps the ring's tail and size to itself and reads only the
  * head that userspace writes: a head that makes no sense is a full ring.
- * The ring is vmalloc memory charged to the file's memory cgroup (at most
+ * The ring is vmalloc memory charged to the memory cgroup of the caller of
+ * RING_SETUP, as other ioctls' allocations are (at most
  * RDMAXFER_MAX_PENDING entries of 48 bytes, once per file), mapped page by
  * page, freed by release(): a mapping holds the file.
  *
@@ -376,6 +377,8 @@ int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
 			spin_lock_bh(&rf->rf_ev_lock);
 			list_splice(&taken, &rf->rf_events);
 			rf->rf_reaping--;
+			if (rf->rf_ring)
+				WRITE_ONCE(rf->rf_ring->flags, RDMAXFER_RING_QUEUED);
 			spin_unlock_bh(&rf->rf_ev_lock);
 			return -EFAULT;
 		}
@@ -389,7 +392,7 @@ int rdmaxfer_ioctl_reap(struct rdmaxfer_file *rf, void *arg)
 	rf->rf_pending -= n;
 	if (n)
 		rf->rf_reaping--;
-	if (rf->rf_ring && list_empty(&rf->rf_events))
+	if (rf->rf_ring && !rf->rf_reaping && list_empty(&rf->rf_events))
 		WRITE_ONCE(rf->rf_ring->flags, 0);	/* the ring is open again */
 	spin_unlock_bh(&rf->rf_ev_lock);
 	cmd->count = n;
@@ -517,6 +520,7 @@ void rdmaxfer_ring_free(struct rdmaxfer_file *rf)
 	spin_lock_bh(&rf->rf_ev_lock);
 	ring = rf->rf_ring;
 	rf->rf_ring = NULL;
+	rf->rf_ring_live = false;
 	spin_unlock_bh(&rf->rf_ev_lock);
 	vfree(ring);
 }
