@@ -444,7 +444,7 @@ int rdmaxfer_ioctl_ring_setup(struct rdmaxfer_file *rf, void *arg)
 	    cmd->entries > RDMAXFER_MAX_PENDING)
 		return -EINVAL;
 	size = PAGE_ALIGN(struct_size(ring, entries, cmd->entries));
-	ring = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	ring = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);	/* ENOMEM says it */
 	if (!ring)
 		return -ENOMEM;
 	ring->mask = cmd->entries - 1;
