@@ -19,6 +19,9 @@ P2=18516	# serve --size 2M --in: reads
 P3=18517	# serve: messages on stdout
 P4=18518	# serve --json --count 2
 P5=18519	# serve --size 4M --out: read after write
+P6=18520	# serve --size 12289 --out: rounds of whole pages
+P7=18521	# serve --size 5000 --out: too small for pipelined rounds
+P8=18522	# serve --size 40M --in: reads in several pieces
 PNONE=18599	# nobody listens here
 
 tmp=$(mktemp -d)
@@ -59,7 +62,7 @@ write_ok()
 			"$tmp/$_n.out"
 }
 
-ktap_plan 24
+ktap_plan 26
 
 # --- writes into a 1 MiB window, saved to --out ---------------------------
 serve s1 --port $P1 --size 1M --out "$tmp/s1.data"
@@ -67,7 +70,7 @@ r=$?
 [ $r -eq 0 ] || show s1.log s1.err
 ktap_result "serve_listens" $r
 
-# sizes around pages and the window (1M + 1 goes in two rounds)
+# sizes around pages and the window (1M + 1 goes in three pipelined rounds)
 r=0
 for n in 1 4095 4096 4097 1048575 1048576 1048577; do
 	head -c $n /dev/urandom >"$tmp/w$n"
@@ -81,19 +84,46 @@ for n in 1 4095 4096 4097 1048575 1048576 1048577; do
 done
 ktap_result "write_file_verify_sizes" $r
 
+# more than the window goes in rounds of half of it, alternating between
+# its halves (proto.h, pipelined rounds): 512 KiB, 512 KiB, 1 byte
 write_ok w2rounds 1048577 $HOST --port $P1 --file "$tmp/w1048577" --verify &&
-	grep -q ', 2 rounds, verified$' "$tmp/w2rounds.out"
+	grep -q ', 3 rounds, verified$' "$tmp/w2rounds.out"
 r=$?
 [ $r -eq 0 ] || show w2rounds.out w2rounds.err
-ktap_result "write_two_rounds" $r
+ktap_result "write_pipelined_rounds" $r
 
-# 10 MiB through the 1 MiB window: ten rounds, each verified and saved
+# 10 MiB through the 1 MiB window: twenty rounds, each verified and saved
 head -c 10485760 /dev/urandom >"$tmp/big"
 write_ok big 10485760 $HOST --port $P1 --file "$tmp/big" --verify &&
-	grep -q ', 10 rounds, verified$' "$tmp/big.out" && cmp -s "$tmp/big" "$tmp/s1.data"
+	grep -q ', 20 rounds, verified$' "$tmp/big.out" && cmp -s "$tmp/big" "$tmp/s1.data"
 r=$?
 [ $r -eq 0 ] || show big.out big.err s1.err
 ktap_result "write_file_larger_than_window" $r
+
+# windows that are not a multiple of two pages: rounds of whole pages below
+# half the window (12289: 4096-byte rounds), and a window too small for two
+# (5000: one round of 5000 at a time); odd and even round counts, the last
+# round short; --out must be the file
+serve s6 --port $P6 --size 12289 --out "$tmp/s6.data"
+serve s7 --port $P7 --size 5000 --out "$tmp/s7.data"
+r=0
+for c in "$P6 12290 4" "$P6 20480 5" "$P6 24577 7" "$P6 28673 8" "$P7 12000 3" \
+	 "$P7 20000 4"; do
+	set -- $c
+	head -c "$2" /dev/urandom >"$tmp/odd"
+	_out=$tmp/s6.data
+	[ "$1" = $P7 ] && _out=$tmp/s7.data
+	if ! write_ok odd "$2" $HOST --port "$1" --file "$tmp/odd" --verify ||
+	   ! grep -q ", $3 rounds, verified\$" "$tmp/odd.out" || ! cmp -s "$tmp/odd" "$_out"; then
+		ktap_diag "write of $2 bytes through port $1: want $3 rounds (exit $rc)"
+		show odd.out odd.err
+		r=1
+	fi
+done
+[ $r -eq 0 ] || show s6.err s7.err
+stop s6
+stop s7
+ktap_result "write_rounds_odd_windows" $r
 
 # the pattern of --size, at an offset: --out holds the window up to the end;
 # the window is shared, so its first 1000 bytes are still those of the last
@@ -193,6 +223,29 @@ r=$?
 [ $r -eq 0 ] || show rjson.out rjson.err
 ktap_result "read_json" $r
 stop s2
+
+# more than a piece (16 MiB) is read in pieces through two local halves, the
+# next arriving while the last is written out: 16M + 16M + 8M; and 32M + 1
+# from an odd offset (the last piece one byte)
+head -c 41943040 /dev/urandom >"$tmp/in40"
+serve s8 --port $P8 --size 40M --in "$tmp/in40"
+r=0
+run r40 rdmaxfer read $HOST --port $P8 --size 40M --out "$tmp/r40.data" --verify
+if [ $rc -ne 0 ] || ! cmp -s "$tmp/in40" "$tmp/r40.data"; then
+	show r40.out r40.err
+	r=1
+fi
+run r32 rdmaxfer read $HOST --port $P8 --size 33554433 --offset 4097 --out "$tmp/r32.data" \
+	--verify
+tail -c +4098 "$tmp/in40" | head -c 33554433 >"$tmp/r32.want"
+if [ $rc -ne 0 ] || ! cmp -s "$tmp/r32.want" "$tmp/r32.data" ||
+   ! grep -q '^read 33554433 bytes in .*, verified$' "$tmp/r32.out"; then
+	show r32.out r32.err
+	r=1
+fi
+stop s8
+rm -f "$tmp/in40" "$tmp/r40.data" "$tmp/r32.data" "$tmp/r32.want"
+ktap_result "read_in_pieces" $r
 
 # --- read after write: one window for all connections ---------------------
 serve s5 --port $P5 --size 4M --out "$tmp/s5.data"

@@ -33,11 +33,13 @@
  *
  * 2. Write rounds.  `write` of L bytes at window offset O: WRITE_BEGIN
  *    (O, L, R = round length, flags) and wait for WRITE_READY.  With O = 0
- *    the data may be longer than the window: it goes in rounds of R = window
- *    length bytes; with O > 0 it must fit (O + L <= window, one round).  Round
+ *    the data may be longer than the window: it goes in rounds of R bytes
+ *    (R <= window length; the last round may be shorter); with O > 0 it must
+ *    fit (O + L <= window, one round).  Round
  *    r (0, 1, ...) puts bytes [r*R, min((r+1)*R, L)) of the data at window
  *    offset O with RDMA WRITEs, the last piece of the round as a
- *    WRITE_WITH_IMM posted after all others completed, with
+ *    WRITE_WITH_IMM posted after the others on the same connection (which
+ *    executes them in order), with
  *
  *        imm = r (bits 0..30) | PROTO_IMM_LAST (bit 31) on the last round.
  *
@@ -48,6 +50,15 @@
  *    ROUND_DONE (and compares the CRC with its own with --verify) before it
  *    overwrites the window with the next round.  WRITE_BEGIN with L = 0 is a
  *    write of nothing: --out becomes empty, no round follows.
+ *
+ *    Pipelined rounds: with PROTO_F_PIPE in WRITE_BEGIN (O + 2R <= window)
+ *    round r goes to window offset O + (r % 2) * R instead of O, so that the
+ *    client may write round r + 1 into one half while the server saves
+ *    round r from the other: the client waits for ROUND_DONE of round r - 1
+ *    (not r) before it writes round r + 1.  A server that does pipelined
+ *    rounds says so with PROTO_F_PIPE in WRITE_READY's flags; an older one
+ *    answers flags 0 and has taken WRITE_BEGIN as plain rounds of R bytes
+ *    at O, which the client then writes one at a time.
  *
  * A client that writes without WRITE_BEGIN (another program) still gets its
  * data saved: on disconnect the server writes window bytes [0, highest byte
@@ -124,6 +135,7 @@ enum proto_type {
 
 /* WRITE_BEGIN flags */
 #define PROTO_F_VERIFY		1u	/* ROUND_DONE carries the CRC32C of the round */
+#define PROTO_F_PIPE		2u	/* rounds alternate between two halves (2.) */
 
 /* BENCH_BEGIN flags: exactly one */
 #define PROTO_BF_SINK		1u	/* count and discard data messages */

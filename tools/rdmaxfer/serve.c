@@ -698,6 +698,13 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 			r.status = ERANGE;
 			break;
 		}
+		/* pipelined rounds need two of them in the window */
+		if ((m->flags & PROTO_F_PIPE) &&
+		    (!m->round_len || m->round_len > (srv->size - m->offset) / 2)) {
+			r.status = ERANGE;
+			break;
+		}
+		r.flags = m->flags & PROTO_F_PIPE;
 		sc->session = true;
 		sc->s_flags = m->flags;
 		sc->s_off = m->offset;
@@ -1019,7 +1026,7 @@ static void slot_echo_done(struct server *srv, uint32_t conn_id, uint64_t user_d
 static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxfer_completion *c)
 {
 	struct proto_msg r = { .type = PROTO_ROUND_DONE };
-	uint64_t end, len, expect;
+	uint64_t end, len, expect, at;
 
 	if (c->window_id != sc->window_id || c->value > srv->size || c->bytes > srv->size - c->value)
 		return;		/* not our window: the kernel would not do that */
@@ -1033,9 +1040,13 @@ static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxf
 	}
 	expect = sc->s_total - sc->s_done < sc->s_round_len ? sc->s_total - sc->s_done :
 							       sc->s_round_len;
-	len = end >= sc->s_off ? end - sc->s_off : 0;
+	/* a pipelined round r is in the half at O + (r % 2) * R */
+	at = sc->s_off;
+	if ((sc->s_flags & PROTO_F_PIPE) && (sc->s_round & 1))
+		at += sc->s_round_len;
+	len = end >= at ? end - at : 0;
 	r.round = c->imm_data & PROTO_IMM_ROUND_MASK;
-	r.offset = sc->s_off;
+	r.offset = at;
 	r.length = len;
 	if (r.round != (uint32_t)(sc->s_round & PROTO_IMM_ROUND_MASK) || len != expect || !len) {
 		r.status = EPROTO;
@@ -1045,13 +1056,13 @@ static void handle_imm(struct server *srv, struct sconn *sc, const struct rdmaxf
 	if (srv->out_fd >= 0) {
 		if ((sc->s_round == 0 && sc->s_off &&
 		     out_write(srv, srv->win, sc->s_off, 0)) ||
-		    out_write(srv, srv->win + sc->s_off, len, (int64_t)(sc->s_off + sc->s_done))) {
+		    out_write(srv, srv->win + at, len, (int64_t)(sc->s_off + sc->s_done))) {
 			out_error(srv, "saving to");
 			r.status = EIO;
 		}
 	}
 	if (sc->s_flags & PROTO_F_VERIFY)
-		r.crc = crc32c(0, srv->win + sc->s_off, len);
+		r.crc = crc32c(0, srv->win + at, len);
 	sc->s_done += len;
 	sc->s_round++;
 	sc->rounds++;

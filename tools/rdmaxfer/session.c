@@ -490,13 +490,6 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
 	return 0;
 }
 
-/*
- * Move @len bytes between local buffer @buf_id at @buf_off and the server's
- * window at @remote_off, in operations of at most max_op bytes, and wait for
- * all of them.  With @notify (WRITE only), the last piece goes as a
- * WRITE_IMM carrying @imm, posted after everything else has completed, so
- * that the server's notification means the whole range has landed.
- */
 /* One CAS or FADD on the server's window; *@old: the value before it. */
 int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint64_t compare_add,
 		   uint64_t swap, uint64_t *old)
@@ -518,24 +511,28 @@ int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint
 	return 0;
 }
 
-int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
-		 uint64_t remote_off, uint64_t len, bool notify, uint32_t imm)
+
+/*
+ * Post the operations that move @len bytes between local buffer @buf_id at
+ * @buf_off and the server's window at @remote_off, of at most max_op bytes
+ * each, without waiting for them to complete.  With @notify (WRITE only),
+ * the last piece goes as a WRITE_IMM carrying @imm, after the others on the
+ * same connection: a reliable connection executes them in order, so the
+ * server's notification comes after the data of every WRITE before it has
+ * landed (as the module's WRITE_DONE does after its own WRITE).
+ */
+int session_rdma_post(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
+		      uint64_t remote_off, uint64_t len, bool notify, uint32_t imm)
 {
 	struct rdmaxfer_op ops[REAP_MAX];
-	uint64_t pos = 0, body = len, last = 0;
+	uint64_t pos = 0;
 	unsigned int n;
 
-	if (notify) {
-		last = len % s->max_op ? len % s->max_op : s->max_op;
-		if (last > len)
-			last = len;
-		body = len - last;
-	}
-	while (pos < body) {
+	while (pos < len) {
 		n = 0;
 		memset(ops, 0, sizeof(ops));
-		while (n < REAP_MAX && pos < body) {
-			uint64_t chunk = body - pos < s->max_op ? body - pos : s->max_op;
+		while (n < REAP_MAX && pos < len) {
+			uint64_t chunk = len - pos < s->max_op ? len - pos : s->max_op;
 
 			ops[n].opcode = opcode;
 			ops[n].conn_id = s->conn_id;
@@ -548,26 +545,14 @@ int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t b
 			pos += chunk;
 			n++;
 		}
+		if (notify && pos == len) {
+			ops[n - 1].opcode = RDMAXFER_OP_WRITE_IMM;
+			ops[n - 1].imm_data = imm;
+		}
 		if (session_post(s, ops, n))
 			return -1;
 	}
-	if (session_drain(s))
-		return -1;
-	if (!notify)
-		return 0;
-	memset(ops, 0, sizeof(ops[0]));
-	ops[0].opcode = RDMAXFER_OP_WRITE_IMM;
-	ops[0].conn_id = s->conn_id;
-	ops[0].buf_id = buf_id;
-	ops[0].window_id = s->window_id;
-	ops[0].buf_offset = buf_off + body;
-	ops[0].remote_offset = remote_off + body;
-	ops[0].length = last;
-	ops[0].imm_data = imm;
-	ops[0].user_data = buf_off + body + 1;
-	if (session_post(s, ops, 1))
-		return -1;
-	return session_drain(s);
+	return 0;
 }
 
 /*

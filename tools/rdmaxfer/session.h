@@ -56,8 +56,8 @@ int session_open(struct session *s, const char *host, uint16_t port);
 void session_ring(struct session *s, uint32_t entries);
 int session_wait_window(struct session *s, uint32_t access);
 int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id);
-int session_rdma(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
-		 uint64_t remote_off, uint64_t len, bool notify, uint32_t imm);
+int session_rdma_post(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
+		      uint64_t remote_off, uint64_t len, bool notify, uint32_t imm);
 int session_send(struct session *s, uint32_t buf_id, const void *base, uint64_t off,
 		 uint64_t len);
 int session_drain(struct session *s);

@@ -5,19 +5,23 @@
  * write HOST (--file F | --size N) [--offset O] [--verify]
  *	Connects, waits for the server's window, and RDMA WRITEs the data to
  *	window offset O.  The protocol is in proto.h: WRITE_BEGIN, then rounds
- *	of window length (only when O is 0: a file longer than the window
- *	streams through it), each ended by a WRITE_WITH_IMM with
- *	imm = round | PROTO_IMM_LAST on the last round, and acknowledged by
- *	the server's ROUND_DONE after it saved the round to its --out.  With
- *	--verify the acknowledgement carries the CRC32C of the round as it is
- *	in the server's memory, which must equal the CRC32C of what we sent;
- *	the window is not overwritten before that.  --size N writes N bytes
+ *	(only when O is 0: a file longer than the window streams through it),
+ *	each ended by a WRITE_WITH_IMM with imm = round | PROTO_IMM_LAST on the
+ *	last round, and acknowledged by the server's ROUND_DONE after it saved
+ *	the round to its --out.  Data that fits the window goes in one round;
+ *	more goes in pipelined rounds of half the window, alternating between
+ *	its halves, so that reading the file, the RDMA and the server's saving
+ *	overlap (write_rounds()).  With --verify the acknowledgement carries
+ *	the CRC32C of the round as it is in the server's memory, which must
+ *	equal the CRC32C of what we sent; that half of the window is not
+ *	overwritten before.  --size N writes N bytes
  *	of a deterministic pattern (byte p of the stream is byte p % 8 of
  *	splitmix64(p / 8), little-endian).
  *
  * read HOST --size N [--offset O] [--out F] [--verify]
  *	RDMA READs N bytes from window offset O (O + N must fit the window) in
- *	pieces of at most READ_PIECE bytes into F or stdout.  --verify asks the
+ *	pieces of at most READ_PIECE bytes into F or stdout, the next piece
+ *	arriving while the last one is written out.  --verify asks the
  *	server for the CRC32C of those window bytes (CSUM_REQ) and compares it
  *	with the CRC32C of what arrived.
  *
@@ -42,7 +46,8 @@
 
 #include "session.h"
 
-#define READ_PIECE	(64ull << 20)	/* local buffer of `read` */
+#define READ_PIECE	(16ull << 20)	/* each half of the local buffer of `read` */
+#define WRITE_PIPE_ALIGN	4096u	/* pipelined rounds are multiples of this */
 #define SEND_PIECE	(4ull << 20)	/* local buffer of `send --file` */
 /*
  * Messages sent before waiting for the server to take them (SYNC): the
@@ -275,87 +280,135 @@ static void write_help(FILE *f)
 }
 
 /*
- * Round @round of a write: @len bytes of the data from @done (--file, or the
- * pattern) into the window at --offset, the last piece a WRITE_IMM that
- * carries the round number, then the server's ROUND_DONE for it into @rep;
- * with --verify *@crc is the CRC32C of what we sent.  Returns 0 or -1
- * (printed).  The caller compares the CRCs.
+ * The rounds of a write (proto.h, 2.).  Round r is read from the file (or
+ * made from the pattern) into local half r % 2 of @buf while round r - 1 is
+ * on the wire, and, pipelined, written into window half r % 2 while the
+ * server saves round r - 1 from the other: each side's copy overlaps the
+ * RDMA.  Unpipelined (an older server) the window has one round at a time.
  */
-static int write_round(struct session *s, const struct client_opts *o, int in,
-		       unsigned char *buf, uint32_t buf_id, uint64_t done, uint64_t len,
-		       uint64_t round, bool last, uint32_t *crc, struct proto_msg *rep)
+struct write_state {
+	struct session *s;
+	const struct client_opts *o;
+	int in;				/* the file, or -1: the pattern */
+	unsigned char *buf;		/* two halves of round_len bytes */
+	uint32_t buf_id;
+	uint64_t total, round_len, rounds;
+	bool pipe;
+	uint32_t crc[4];		/* --verify: CRC32C of round r in [r % 4] */
+	double t0;
+};
+
+static uint64_t round_bytes(const struct write_state *w, uint64_t r)
 {
-	if (in >= 0 ? read_exact(in, o->file, buf, len, done) : (fill_pattern(buf, len, done), 0)) {
-		progress_end(s->prog);
-		return -1;
+	uint64_t left = w->total - r * w->round_len;
+
+	return left < w->round_len ? left : w->round_len;
+}
+
+/* Round @r of the data into its local half. */
+static int write_fill(struct write_state *w, uint64_t r)
+{
+	unsigned char *half = w->buf + (r & 1) * w->round_len;
+	uint64_t len = round_bytes(w, r), pos = r * w->round_len;
+
+	if (w->in >= 0) {
+		if (read_exact(w->in, w->o->file, half, len, pos)) {
+			progress_end(w->s->prog);
+			return -1;
+		}
+	} else {
+		fill_pattern(half, len, pos);
 	}
-	if (o->verify)
-		*crc = crc32c(0, buf, len);
-	if (session_rdma(s, RDMAXFER_OP_WRITE, buf_id, 0, o->offset, len, true,
-			 (uint32_t)(round & PROTO_IMM_ROUND_MASK) | (last ? PROTO_IMM_LAST : 0)))
+	if (w->o->verify)
+		w->crc[r & 3] = crc32c(0, half, len);
+	return 0;
+}
+
+/* Post round @r: WRITEs, the last a WRITE_IMM with the round number. */
+static int write_post(struct write_state *w, uint64_t r)
+{
+	uint64_t at = w->o->offset + (w->pipe && (r & 1) ? w->round_len : 0);
+	uint32_t imm = (uint32_t)(r & PROTO_IMM_ROUND_MASK);
+
+	if (r + 1 == w->rounds)
+		imm |= PROTO_IMM_LAST;
+	return session_rdma_post(w->s, RDMAXFER_OP_WRITE, w->buf_id, (r & 1) * w->round_len, at,
+				 round_bytes(w, r), true, imm);
+}
+
+/* The server's ROUND_DONE for round @r, checked (and its CRC with --verify). */
+static int write_ack(struct write_state *w, uint64_t r)
+{
+	struct session *s = w->s;
+	uint64_t len = round_bytes(w, r);
+	struct proto_msg rep;
+
+	if (session_ctl_recv(s, "the acknowledgement of the round", PROTO_ROUND_DONE, &rep))
 		return -1;
-	/* the WRITE_IMM asked for it */
-	if (session_ctl_recv(s, "the acknowledgement of the round", PROTO_ROUND_DONE, rep))
-		return -1;
-	if (rep->status) {
-		progress_end(s->prog);
+	progress_end(s->prog);
+	if (rep.status) {
 		fail("%s could not take round %llu of the write: %s", s->peer,
-		     (unsigned long long)round,
-		     rep->status == EIO ? "saving it to its --out failed" : strerror((int)rep->status));
+		     (unsigned long long)r,
+		     rep.status == EIO ? "saving it to its --out failed" : strerror((int)rep.status));
 		return -1;
 	}
-	if (rep->round != (uint32_t)(round & PROTO_IMM_ROUND_MASK) || rep->length != len) {
-		progress_end(s->prog);
+	if (rep.round != (uint32_t)(r & PROTO_IMM_ROUND_MASK) || rep.length != len) {
 		fail("protocol error: %s acknowledged round %u (%llu bytes), we wrote round %llu (%llu bytes)",
-		     s->peer, rep->round, (unsigned long long)rep->length,
-		     (unsigned long long)round, (unsigned long long)len);
+		     s->peer, rep.round, (unsigned long long)rep.length,
+		     (unsigned long long)r, (unsigned long long)len);
+		return -1;
+	}
+	if (w->o->verify && rep.crc != w->crc[r & 3]) {
+		if (w->o->co.json)
+			report(w->o, "write", r * w->round_len, now_sec() - w->t0, r + 1,
+			       s->window_len, false, stdout);
+		fail("verification failed: bytes %llu..%llu in the window of %s have CRC32C %08x, we sent %08x",
+		     (unsigned long long)(r * w->round_len),
+		     (unsigned long long)(r * w->round_len + len - 1), s->peer, rep.crc,
+		     w->crc[r & 3]);
 		return -1;
 	}
 	return 0;
 }
 
 /*
- * The data phase of a write: @total bytes in rounds of @round_len through
- * local buffer @buf (@buf_id), then the report.  The session is closed
+ * The data phase of a write, then the report.  The session is closed
  * before the report is printed.  Returns the exit status.
  */
-static int write_rounds(struct session *s, const struct client_opts *o, int in,
-			unsigned char *buf, uint32_t buf_id, uint64_t total, uint64_t round_len)
+static int write_rounds(struct write_state *w)
 {
-	uint64_t done = 0, round = 0;
+	struct session *s = w->s;
+	uint64_t r, acked = 0;
 	struct progress prog;
-	struct proto_msg rep;
-	uint32_t crc = 0;
-	double t0, secs;
+	double secs;
 	int ret = EXIT_FAIL;
 
-	progress_start(&prog, "write", total);
+	progress_start(&prog, "write", w->total);
 	s->prog = &prog;
-	t0 = now_sec();
-	while (done < total) {
-		uint64_t len = total - done < round_len ? total - done : round_len;
-
-		if (write_round(s, o, in, buf, buf_id, done, len, round, done + len == total, &crc,
-				&rep))
+	w->t0 = now_sec();
+	if (w->rounds && write_fill(w, 0))
+		goto out;
+	for (r = 0; r < w->rounds; r++) {
+		/* round r's half of the window is free once r - 2 (r - 1) is saved */
+		while (acked + w->pipe < r)
+			if (write_ack(w, acked++))
+				goto out;
+		/* round r - 1 has left its local half, which round r + 1 takes */
+		if (session_drain(s) || write_post(w, r))
 			goto out;
-		if (o->verify && rep.crc != crc) {
-			secs = now_sec() - t0;
-			progress_end(&prog);
-			if (o->co.json)
-				report(o, "write", done, secs, round + 1, s->window_len, false, stdout);
-			fail("verification failed: bytes %llu..%llu in the window of %s have CRC32C %08x, we sent %08x",
-			     (unsigned long long)done, (unsigned long long)(done + len - 1), s->peer,
-			     rep.crc, crc);
+		if (r + 1 < w->rounds && write_fill(w, r + 1))
 			goto out;
-		}
-		done += len;
-		round++;
 	}
-	secs = now_sec() - t0;
+	if (session_drain(s))
+		goto out;
+	while (acked < w->rounds)
+		if (write_ack(w, acked++))
+			goto out;
+	secs = now_sec() - w->t0;
 	progress_end(&prog);
 	s->prog = NULL;
 	session_close(s);
-	ret = report(o, "write", total, secs, round, s->window_len, true, stdout);
+	ret = report(w->o, "write", w->total, secs, w->rounds, s->window_len, true, stdout);
 out:
 	progress_end(&prog);
 	s->prog = NULL;
@@ -377,9 +430,9 @@ int cmd_write(int argc, char **argv)
 	struct client_opts o = { 0 };
 	struct session s = { .fd = -1 };
 	struct proto_msg req = { 0 }, rep;
-	uint64_t total, round_len, buf_len = 0;
+	struct write_state w = { 0 };
+	uint64_t total, buf_len = 0;
 	unsigned char *buf = NULL;
-	uint32_t buf_id;
 	int in = -1, ret = EXIT_FAIL;
 
 	ret = parse_client(argc, argv, opts, "write ", &o, write_help);
@@ -405,17 +458,22 @@ int cmd_write(int argc, char **argv)
 		does_not_fit(&s, "write", total, o.offset);
 		goto out;
 	}
-	round_len = s.window_len - o.offset;
-	buf_len = total < round_len ? total : round_len;
+	/* more than a window: pipelined rounds of half a window (page multiples) */
+	w.round_len = s.window_len - o.offset;
+	w.pipe = total > w.round_len && w.round_len >= 2 * WRITE_PIPE_ALIGN;
+	if (w.pipe)
+		w.round_len = w.round_len / 2 / WRITE_PIPE_ALIGN * WRITE_PIPE_ALIGN;
+	w.rounds = total ? (total - 1) / w.round_len + 1 : 0;
+	buf_len = w.rounds > 1 ? 2 * w.round_len : total;
 	buf = map_anon(buf_len);
-	if (!buf || session_reg(&s, buf, buf_len ? buf_len : 1, RDMAXFER_BUF_READ, &buf_id))
+	if (!buf || session_reg(&s, buf, buf_len ? buf_len : 1, RDMAXFER_BUF_READ, &w.buf_id))
 		goto out;
 
 	req.type = PROTO_WRITE_BEGIN;
 	req.offset = o.offset;
 	req.length = total;
-	req.round_len = round_len;
-	req.flags = o.verify ? PROTO_F_VERIFY : 0;
+	req.round_len = w.round_len;
+	req.flags = (o.verify ? PROTO_F_VERIFY : 0) | (w.pipe ? PROTO_F_PIPE : 0);
 	if (session_call(&s, &req, PROTO_WRITE_READY, &rep))
 		goto out;
 	if (rep.status) {
@@ -423,7 +481,14 @@ int cmd_write(int argc, char **argv)
 		     rep.status == ERANGE ? "it does not fit the window" : strerror((int)rep.status));
 		goto out;
 	}
-	ret = write_rounds(&s, &o, in, buf, buf_id, total, round_len);
+	/* a server without pipelined rounds took them as rounds of round_len at 0 */
+	w.pipe = w.pipe && (rep.flags & PROTO_F_PIPE);
+	w.s = &s;
+	w.o = &o;
+	w.in = in;
+	w.buf = buf;
+	w.total = total;
+	ret = write_rounds(&w);
 out:
 	session_close(&s);
 	if (buf)
@@ -455,34 +520,45 @@ static void read_help(FILE *f)
 
 /*
  * The data phase of a read: --size bytes from the window at --offset, in
- * pieces of at most @piece bytes through local buffer @buf (@buf_id), to
- * @out; *@crc is their CRC32C with --verify, *@secs the time it took.
- * Returns 0 or -1 (printed).
+ * pieces of at most @piece bytes through the two halves of local buffer
+ * @buf (@buf_id), to @out: piece k + 1 is READ into one half while piece k
+ * is written out from the other.  *@crc is their CRC32C with --verify,
+ * *@secs the time it took.  Returns 0 or -1 (printed).
  */
 static int read_pieces(struct session *s, const struct client_opts *o, unsigned char *buf,
 		       uint32_t buf_id, uint64_t piece, int out, const char *out_name,
 		       uint32_t *crc, double *secs)
 {
+	uint64_t k, n = (o->co.size - 1) / piece + 1;
 	struct progress prog;
-	uint64_t done = 0;
 	double t0;
 	int ret = -1;
 
 	progress_start(&prog, "read", o->co.size);
 	s->prog = &prog;
 	t0 = now_sec();
-	while (done < o->co.size) {
-		uint64_t len = o->co.size - done < piece ? o->co.size - done : piece;
+	for (k = 0; k <= n; k++) {
+		uint64_t at = k * piece, len;
 
-		if (session_rdma(s, RDMAXFER_OP_READ, buf_id, 0, o->offset + done, len, false, 0))
+		/* piece k - 1 has arrived; post piece k, then write out k - 1 */
+		if (session_drain(s))
 			goto out;
+		if (k < n) {
+			len = o->co.size - at < piece ? o->co.size - at : piece;
+			if (session_rdma_post(s, RDMAXFER_OP_READ, buf_id, (k & 1) * piece,
+					      o->offset + at, len, false, 0))
+				goto out;
+		}
+		if (!k)
+			continue;
+		at -= piece;
+		len = o->co.size - at < piece ? o->co.size - at : piece;
 		if (o->verify)
-			*crc = crc32c(*crc, buf, len);
-		if (write_all(out, out_name, buf, len)) {
+			*crc = crc32c(*crc, buf + ((k - 1) & 1) * piece, len);
+		if (write_all(out, out_name, buf + ((k - 1) & 1) * piece, len)) {
 			progress_end(&prog);
 			goto out;
 		}
-		done += len;
 	}
 	*secs = now_sec() - t0;
 	ret = 0;
@@ -535,7 +611,7 @@ int cmd_read(int argc, char **argv)
 	};
 	struct client_opts o = { 0 };
 	struct session s = { .fd = -1 };
-	uint64_t piece = 0;
+	uint64_t piece = 0, buf_len = 0;
 	unsigned char *buf = NULL;
 	uint32_t buf_id, crc = 0;
 	const char *out_name;
@@ -566,8 +642,9 @@ int cmd_read(int argc, char **argv)
 		goto out;
 	}
 	piece = o.co.size < READ_PIECE ? o.co.size : READ_PIECE;
-	buf = map_anon(piece);
-	if (!buf || session_reg(&s, buf, piece, RDMAXFER_BUF_WRITE, &buf_id))
+	buf_len = o.co.size > piece ? 2 * piece : piece;
+	buf = map_anon(buf_len);
+	if (!buf || session_reg(&s, buf, buf_len, RDMAXFER_BUF_WRITE, &buf_id))
 		goto out;
 	if (read_pieces(&s, &o, buf, buf_id, piece, out, out_name, &crc, &secs))
 		goto out;
@@ -584,7 +661,7 @@ int cmd_read(int argc, char **argv)
 out:
 	session_close(&s);
 	if (buf)
-		munmap(buf, piece);
+		munmap(buf, buf_len);
 	if (o.out && out >= 0)
 		close(out);
 	return ret;
