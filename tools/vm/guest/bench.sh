@@ -27,8 +27,14 @@
 #                       vs ib_atomic_bw -F -A FETCH_AND_ADD -n N -t D (Mpps)
 #   8 connections       bench --conns 8 vs --conns 1, rdmaxfer alone: the
 #                       aggregate bandwidth that 8 connections keep
+#   file                write --file of BENCH_FILE_MIB (1024) MiB of random data
+#                       through a 64 MiB window saved to serve's --out (both in
+#                       /tmp, a tmpfs: `make bench` boots with RIG_MEM=6144)
+#                       vs bench --op write --size 64M of as many bytes,
+#                       rdmaxfer alone: what reading and saving the file cost
 # ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
-# as fast) and perftest / rdmaxfer for latency (>= 1: rdmaxfer at most as slow).
+# as fast) and perftest / rdmaxfer for latency (>= 1: rdmaxfer at most as slow);
+# file: write --file / bench (>= 0.9: the file costs at most a tenth).
 set -u
 
 ADDR=192.0.2.1
@@ -141,6 +147,39 @@ conns()
 	echo "conns write $size $(printf '%s\n' "${eight[@]}" | median) $(printf '%s\n' "${one[@]}" | median)" >>"$RESULTS"
 }
 
+# file MIB -> records "file write MIB file_mib_s bench_mib_s"
+file_bw()
+{
+	local mib=$1 port=$((PORT + 1)) r ours=() theirs=() j spid avail
+	avail=$(df -m /tmp | awk 'NR == 2 { print $4 }')
+	if [ "$avail" -lt $((2 * mib + 256)) ]; then
+		say "file: /tmp has $avail MiB free, $((2 * mib + 256)) needed: skipped (boot with a larger RIG_MEM)"
+		return
+	fi
+	dd if=/dev/urandom of=/tmp/bench-in bs=1M count="$mib" status=none || return
+	rdmaxfer serve --port $port --size 64M --out /tmp/bench-out >/tmp/bench-file.log 2>&1 &
+	spid=$!
+	for _ in $(seq 50); do
+		rdmaxfer ping $ADDR --port $port --count 1 --warmup 0 --json >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	for r in $(seq "$ROUNDS"); do
+		j=$(rdmaxfer write $ADDR --port $port --file /tmp/bench-in --json 2>/dev/null) ||
+			{ say "rdmaxfer write --file failed"; break; }
+		ours+=("$(echo "$j" | jq '.mib_per_s')")
+		j=$(rdmaxfer bench $ADDR --port $port --op write --size 64M --iters $((mib / 64)) \
+			--json) || { say "rdmaxfer bench write 64M failed"; break; }
+		theirs+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
+		say "round $r: file of $mib MiB through a 64 MiB window ${ours[-1]} MiB/s, bench write 64 MiB ${theirs[-1]} MiB/s"
+	done
+	cmp -s /tmp/bench-in /tmp/bench-out || say "file: serve's --out is not the file written"
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	rm -f /tmp/bench-in /tmp/bench-out
+	[ ${#ours[@]} -gt 0 ] && [ ${#theirs[@]} -gt 0 ] &&
+		echo "file write $mib $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+}
+
 max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
 say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND into serve's receive slots (copy path: max_send_size=$max_send)"
 
@@ -167,6 +206,7 @@ else
 	arate fadd 10000 16
 	lat fadd 1000
 	conns 65536 800
+	file_bw "${BENCH_FILE_MIB:-1024}"
 fi
 
 echo
@@ -185,4 +225,5 @@ $1 == "rate" && $3 == 64 { row("msg rate " $2 " 64 B", $4, $5, "Mpps", $5 ? $4 /
 $1 == "arate" { row("msg rate " $2 " 8 B", $4, $5, "Mpps", $5 ? $4 / $5 : 0, 1.0) }
 $1 == "lat" { row("latency " $2 " 8 B (p50 RTT)", $4, $5, "us", $4 ? $5 / $4 : 0, 1.0) }
 $1 == "conns" { row("8 conns / 1 conn, " $3 " B", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, 0.9) }
+$1 == "file" { row("file " $3 " MiB / bench 64M", $4, $5, "MiB/s", $5 ? $4 / $5 : 0, 0.9) }
 ' "$RESULTS"
