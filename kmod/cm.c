@@ -189,7 +189,7 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 		cmpxchg(&conn->c_error, 0, error);
 	spin_lock_bh(&conn->c_lock);
 	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING) {
-		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
 		rdmaxfer_conn_came_up(conn);
 	}
 	spin_unlock_bh(&conn->c_lock);
@@ -266,7 +266,7 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	 */
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
-		conn->c_state = RDMAXFER_CS_ESTABLISHED;
+		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
 		rdmaxfer_conn_came_up(conn);
 		up = true;
 	}

@@ -295,41 +295,27 @@ void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
 }
 
 /**
- * rdmaxfer_conn_wc_failed - what a send-side completion's status means
+ * rdmaxfer_conn_wc_failed - what a work completion's status means to its connection
  * @conn: the connection
- * @status: the completion's status
+ * @wc: the completion, of a send or a receive
  *
  * Success: nothing.  Flushed: see rdmaxfer_conn_flushed().  Any other error
  * put the QP in error: fail the connection with what it means to the user.
  *
- * Context: completion handler (softirq).
+ * Context: completion handler.
  */
-void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, enum ib_wc_status status)
+void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc)
 {
-	if (status == IB_WC_WR_FLUSH_ERR)
+	if (wc->status == IB_WC_SUCCESS)
+		return;
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		rdmaxfer_conn_flushed(conn);
-	else if (status != IB_WC_SUCCESS)
-		rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, status));
-}
-
-/**
- * rdmaxfer_conn_came_up - the connection is established: start its keepalive
- * @conn: the connection, just marked RDMAXFER_CS_ESTABLISHED
- *
- * A connection whose QP was flushed while it connected is broken already:
- * it goes down again at once.
- *
- * Context: c_lock held.
- */
-void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn)
-{
-	lockdep_assert_held(&conn->c_lock);
-	if (!conn->c_flushed) {
-		rdmaxfer_ka_start(conn);
-	} else if (!conn->c_broke) {
-		WRITE_ONCE(conn->c_broke, true);
-		rdmaxfer_conn_queue_down(conn);
+		return;
 	}
+	/* (an error completion's opcode is undefined: only its status says anything) */
+	pr_debug("conn %u: work request failed: %s\n", conn->c_obj.id,
+		 ib_wc_status_msg(wc->status));
+	rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 }
 
 /* --- dead peers ------------------------------------------------------------ */
@@ -373,17 +359,32 @@ static void rdmaxfer_ka_dead(struct rdmaxfer_conn *conn)
 	rdmaxfer_conn_fail(conn, -ETIMEDOUT);
 }
 
-/**
- * rdmaxfer_ka_start - start the keepalive probes
- * @conn: the connection, coming up
- *
- * Context: c_lock held.
- */
-void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
+/* Start the keepalive probes of a connection coming up; c_lock held. */
+static void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
 	if (conn->c_ka_interval)
 		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
+}
+
+/**
+ * rdmaxfer_conn_came_up - the connection is established: start its keepalive
+ * @conn: the connection, just marked RDMAXFER_CS_ESTABLISHED
+ *
+ * A connection whose QP was flushed while it connected is broken already:
+ * it goes down again at once.
+ *
+ * Context: c_lock held.
+ */
+void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	if (!conn->c_flushed) {
+		rdmaxfer_ka_start(conn);
+	} else if (!conn->c_broke) {
+		WRITE_ONCE(conn->c_broke, true);
+		rdmaxfer_conn_queue_down(conn);
+	}
 }
 
 /*
@@ -556,7 +557,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_entry);
 	INIT_LIST_HEAD(&conn->c_dev_entry);
 	spin_lock_init(&conn->c_lock);
-	conn->c_state = RDMAXFER_CS_CONNECTING;
+	WRITE_ONCE(conn->c_state, RDMAXFER_CS_CONNECTING);
 	INIT_LIST_HEAD(&conn->c_free_sends);
 	INIT_LIST_HEAD(&conn->c_msgs);
 	INIT_LIST_HEAD(&conn->c_sq_pieces);
@@ -760,7 +761,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	lockdep_assert_held(&conn->c_teardown_lock);
 	spin_lock_bh(&conn->c_lock);
 	was_up = conn->c_state == RDMAXFER_CS_ESTABLISHED;
-	conn->c_state = RDMAXFER_CS_DOWN;
+	WRITE_ONCE(conn->c_state, RDMAXFER_CS_DOWN);
 	spin_unlock_bh(&conn->c_lock);
 	trace_rdmaxfer_conn_down(conn, was_up, error);
 	wake_up_all(&conn->c_wait);

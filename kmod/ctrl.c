@@ -197,7 +197,7 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_skip_cqe);
 
-	rdmaxfer_conn_wc_failed(conn, wc->status);
+	rdmaxfer_conn_wc_failed(conn, wc);
 	rdmaxfer_wr_release(conn, 1, 0);
 }
 
@@ -750,7 +750,7 @@ static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
 
-	rdmaxfer_conn_wc_failed(conn, wc->status);
+	rdmaxfer_conn_wc_failed(conn, wc);
 	rdmaxfer_wr_release(conn, 1, 0);
 	if (wc->status != IB_WC_SUCCESS)
 		rdmaxfer_req_wc(req, wc->status);
@@ -1036,18 +1036,6 @@ static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 	rdmaxfer_conn_fail(conn, ret);
 }
 
-/* A receive failed: flushed (the connection is going down), or the QP broke. */
-static void rdmaxfer_recv_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc)
-{
-	if (wc->status == IB_WC_WR_FLUSH_ERR) {
-		rdmaxfer_conn_flushed(conn);
-	} else {
-		pr_debug("conn %u: receive failed: %s\n", conn->c_obj.id,
-			 ib_wc_status_msg(wc->status));
-		rdmaxfer_conn_fail(conn, -EIO);
-	}
-}
-
 /* Handle a control message with the file's memory cgroup charged. */
 static int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len)
 {
@@ -1071,7 +1059,7 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		rdmaxfer_recv_failed(conn, wc);
+		rdmaxfer_conn_wc_failed(conn, wc);
 		return;
 	}
 	if (wc->wc_flags & IB_WC_WITH_IMM) {
@@ -1145,7 +1133,7 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
 	int ret = 0;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		rdmaxfer_recv_failed(conn, wc);
+		rdmaxfer_conn_wc_failed(conn, wc);
 		rdmaxfer_req_wc(req, wc->status);
 		return;
 	}
@@ -1307,7 +1295,7 @@ static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_req *req = ct->ct_req;
 
 	ct->ct_req = NULL;
-	rdmaxfer_conn_wc_failed(conn, wc->status);
+	rdmaxfer_conn_wc_failed(conn, wc);
 	rdmaxfer_ctrl_put(conn, ct);
 	if (req)
 		rdmaxfer_req_wc(req, wc->status);

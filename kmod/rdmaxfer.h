@@ -687,6 +687,7 @@ struct rdmaxfer_listener {
  *	see xfer.c; errors and flushes complete it either way)
  * @p_ctx: the rdma_rw context
  * @p_sgt: the local pages it moves
+ * @p_sg1: @p_sgt's one entry when the piece lies in one page (no allocation)
  * @p_sq_entry: on a chain being built, then on rdmaxfer_conn.c_sq_pieces
  * @p_first_wr: the first of its WRs, once chained
  * @p_last_wr: the last of its WRs (the one that carries @p_cqe)
@@ -702,6 +703,7 @@ struct rdmaxfer_piece {
 	struct ib_cqe		p_cqe;
 	struct rdma_rw_ctx	p_ctx;
 	struct sg_table		p_sgt;
+	struct scatterlist	p_sg1;
 	struct list_head	p_sq_entry;
 	struct ib_send_wr	*p_first_wr;
 	struct ib_send_wr	*p_last_wr;
@@ -853,7 +855,7 @@ void rdmaxfer_conn_release(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_fail(struct rdmaxfer_conn *conn, int error);
 void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn);
-void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, enum ib_wc_status status);
+void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
@@ -862,7 +864,6 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
-void rdmaxfer_ka_start(struct rdmaxfer_conn *conn);
 void rdmaxfer_fault_init(void);
 void rdmaxfer_fault_exit(void);
 #ifdef CONFIG_FAULT_INJECTION

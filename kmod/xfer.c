@@ -56,6 +56,9 @@
 #include "rdmaxfer.h"
 #include "trace.h"
 
+/* SUBMITs of up to this many operations keep their request array on the stack */
+#define RDMAXFER_SUBMIT_ONSTACK	8
+
 /**
  * rdmaxfer_wc_errno - what a work completion status means to the user
  * @conn: the connection of the work request
@@ -173,14 +176,6 @@ void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
 	rdmaxfer_req_part_done(req, rdmaxfer_wc_errno(req->r_conn, status), status);
 }
 
-/* An RDMA work request failed, or was flushed: the QP is in error now. */
-static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
-{
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_debug("conn %u: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
-	rdmaxfer_conn_wc_failed(conn, wc->status);
-}
-
 /**
  * rdmaxfer_err_done - completion of a WR that has no other cqe
  * @cq: the send CQ
@@ -191,7 +186,7 @@ static void rdmaxfer_wc_check(struct rdmaxfer_conn *conn, struct ib_wc *wc)
  */
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	rdmaxfer_wc_check(container_of(wc->wr_cqe, struct rdmaxfer_conn, c_err_cqe), wc);
+	rdmaxfer_conn_wc_failed(container_of(wc->wr_cqe, struct rdmaxfer_conn, c_err_cqe), wc);
 }
 
 static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece *p)
@@ -200,7 +195,34 @@ static void rdmaxfer_piece_free(struct rdmaxfer_req *req, struct rdmaxfer_piece 
 		rdma_rw_ctx_destroy(&p->p_ctx, req->r_conn->c_qp, req->r_conn->c_port,
 				    p->p_sgt.sgl, p->p_sgt.orig_nents, req->r_dir);
 	p->p_nwr = 0;
-	sg_free_table(&p->p_sgt);
+	if (p->p_sgt.sgl != &p->p_sg1)
+		sg_free_table(&p->p_sgt);
+	p->p_sgt.sgl = NULL;
+}
+
+/*
+ * The scatterlist of a piece: its slice of the buffer's pages.  A slice
+ * within one page (every small operation) uses the entry embedded in the
+ * piece instead of allocating a table.
+ */
+static int rdmaxfer_piece_sg(struct rdmaxfer_buf *buf, struct rdmaxfer_piece *p,
+			     unsigned int max_seg)
+{
+	u64 first = offset_in_page(buf->b_addr) + p->p_loff;
+	struct page **pages = buf->b_pages + (first >> PAGE_SHIFT);
+	u32 in = offset_in_page(first);
+
+	if (in + p->p_len <= PAGE_SIZE) {
+		sg_init_table(&p->p_sg1, 1);
+		sg_set_page(&p->p_sg1, pages[0], p->p_len, in);
+		p->p_sgt.sgl = &p->p_sg1;
+		p->p_sgt.nents = 1;
+		p->p_sgt.orig_nents = 1;
+		return 0;
+	}
+	return sg_alloc_table_from_pages_segment(&p->p_sgt, pages,
+						 DIV_ROUND_UP(in + p->p_len, PAGE_SIZE), in,
+						 p->p_len, max_seg, GFP_KERNEL);
 }
 
 /*
@@ -256,7 +278,7 @@ static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_conn *conn = p->p_req->r_conn;
 	LIST_HEAD(done);
 
-	rdmaxfer_wc_check(conn, wc);
+	rdmaxfer_conn_wc_failed(conn, wc);
 	/*
 	 * This piece and every piece posted before it that is still listed:
 	 * P is listed (it was, before posting, and only a completion of P or
@@ -296,7 +318,7 @@ static void rdmaxfer_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 
-	rdmaxfer_wc_check(req->r_conn, wc);
+	rdmaxfer_conn_wc_failed(req->r_conn, wc);
 	rdmaxfer_wr_release(req->r_conn, 1, 0);
 	rdmaxfer_req_wc(req, wc->status);
 }
@@ -625,7 +647,7 @@ static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 
-	rdmaxfer_wc_check(req->r_conn, wc);
+	rdmaxfer_conn_wc_failed(req->r_conn, wc);
 	rdmaxfer_wr_release(req->r_conn, 1, 0);
 	rdmaxfer_req_wc(req, wc->status);
 }
@@ -776,20 +798,14 @@ static int rdmaxfer_pieces_init(struct rdmaxfer_req *req, u32 *nwr)
 	*nwr = 0;
 	for (i = 0; i < req->r_npieces; i++) {
 		struct rdmaxfer_piece *p = &req->r_pieces[i];
-		u64 first = offset_in_page(buf->b_addr) + p->p_loff;
-		u32 in = offset_in_page(first);
 
-		ret = sg_alloc_table_from_pages_segment(&p->p_sgt,
-							buf->b_pages + (first >> PAGE_SHIFT),
-							DIV_ROUND_UP(in + p->p_len, PAGE_SIZE),
-							in, p->p_len, ib_dma_max_seg_size(ib),
-							GFP_KERNEL);
+		ret = rdmaxfer_piece_sg(buf, p, ib_dma_max_seg_size(ib));
 		if (ret)
 			goto fail;
 		ret = rdma_rw_ctx_init(&p->p_ctx, conn->c_qp, conn->c_port, p->p_sgt.sgl,
 				       p->p_sgt.orig_nents, 0, p->p_raddr, p->p_rkey, req->r_dir);
 		if (ret < 0) {
-			sg_free_table(&p->p_sgt);
+			rdmaxfer_piece_free(req, p);
 			goto fail;
 		}
 		p->p_nwr = ret;
@@ -1106,7 +1122,8 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 	struct rdmaxfer_submit *cmd = arg;
 	const void __user *uops = u64_to_user_ptr(cmd->ops);
 	struct rdmaxfer_chain ch = { .pieces = LIST_HEAD_INIT(ch.pieces) };
-	struct rdmaxfer_req **reqs;
+	/* small batches (a ping's one operation) need no allocation for this */
+	struct rdmaxfer_req *few[RDMAXFER_SUBMIT_ONSTACK] = {}, **reqs = few;
 	struct rdmaxfer_op op;
 	u32 i, n = 0, posted = 0;
 	int ret = 0;
@@ -1114,12 +1131,14 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 	if (!cmd->count || cmd->count > RDMAXFER_MAX_BATCH ||
 	    cmd->op_size < sizeof(op) || cmd->op_size > PAGE_SIZE)
 		return -EINVAL;
-	reqs = kcalloc(cmd->count, sizeof(*reqs), GFP_KERNEL);
-	if (!reqs)
-		return -ENOMEM;
+	if (cmd->count > ARRAY_SIZE(few)) {
+		reqs = kcalloc(cmd->count, sizeof(*reqs), GFP_KERNEL);
+		if (!reqs)
+			return -ENOMEM;
+	}
 	if (!rdmaxfer_pending_get(rf, cmd->count)) {
-		kfree(reqs);
-		return -EAGAIN;
+		ret = -EAGAIN;
+		goto out_free;
 	}
 
 	for (n = 0; n < cmd->count; n++) {
@@ -1146,9 +1165,10 @@ out_discard:
 		if (reqs[i])
 			rdmaxfer_req_discard(reqs[i]);
 	rdmaxfer_pending_put(rf, cmd->count - posted);
-	kfree(reqs);
-	if (!posted)
-		return ret;
-	cmd->count = posted;
-	return 0;
+	if (posted)
+		cmd->count = posted;
+out_free:
+	if (reqs != few)
+		kfree(reqs);
+	return posted ? 0 : ret;
 }
