@@ -345,20 +345,22 @@ static int write_ack(struct write_state *w, uint64_t r)
 
 	if (session_ctl_recv(s, "the acknowledgement of the round", PROTO_ROUND_DONE, &rep))
 		return -1;
-	progress_end(s->prog);
 	if (rep.status) {
+		progress_end(s->prog);
 		fail("%s could not take round %llu of the write: %s", s->peer,
 		     (unsigned long long)r,
 		     rep.status == EIO ? "saving it to its --out failed" : strerror((int)rep.status));
 		return -1;
 	}
 	if (rep.round != (uint32_t)(r & PROTO_IMM_ROUND_MASK) || rep.length != len) {
+		progress_end(s->prog);
 		fail("protocol error: %s acknowledged round %u (%llu bytes), we wrote round %llu (%llu bytes)",
 		     s->peer, rep.round, (unsigned long long)rep.length,
 		     (unsigned long long)r, (unsigned long long)len);
 		return -1;
 	}
 	if (w->o->verify && rep.crc != w->crc[r & 3]) {
+		progress_end(s->prog);
 		if (w->o->co.json)
 			report(w->o, "write", r * w->round_len, now_sec() - w->t0, r + 1,
 			       s->window_len, false, stdout);
