@@ -186,6 +186,10 @@ static void show_module(const struct rdmaxfer_info *mi, int n)
 		show_str(NULL, NULL, "device_query");
 	if (mi->features & RDMAXFER_FEATURE_TRANSFER)
 		show_str(NULL, NULL, "transfer");
+	if (mi->features & RDMAXFER_FEATURE_RECV_SLOTS)
+		show_str(NULL, NULL, "recv_slots");
+	if (mi->features & RDMAXFER_FEATURE_RING)
+		show_str(NULL, NULL, "ring");
 	close_array();
 	show_uint("max_cmd_size", NULL, mi->max_cmd_size);
 	if (mi->features & RDMAXFER_FEATURE_TRANSFER) {
