@@ -511,7 +511,6 @@ int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint
 	return 0;
 }
 
-
 /*
  * Post the operations that move @len bytes between local buffer @buf_id at
  * @buf_off and the server's window at @remote_off, of at most max_op bytes
