@@ -91,6 +91,14 @@ static void fill_pattern(unsigned char *buf, uint64_t len, uint64_t pos)
 	}
 }
 
+/* Bytes in part @k of @total bytes cut into parts of @part (the last may be short). */
+static uint64_t part_len(uint64_t total, uint64_t part, uint64_t k)
+{
+	uint64_t left = total - k * part;
+
+	return left < part ? left : part;
+}
+
 /* Read exactly @len bytes at @pos of @fd.  Prints the error. */
 static int read_exact(int fd, const char *name, void *buf, uint64_t len, uint64_t pos)
 {
@@ -300,9 +308,7 @@ struct write_state {
 
 static uint64_t round_bytes(const struct write_state *w, uint64_t r)
 {
-	uint64_t left = w->total - r * w->round_len;
-
-	return left < w->round_len ? left : w->round_len;
+	return part_len(w->total, w->round_len, r);
 }
 
 /* Round @r of the data into its local half. */
@@ -540,26 +546,23 @@ static int read_pieces(struct session *s, const struct client_opts *o, unsigned 
 	s->prog = &prog;
 	t0 = now_sec();
 	for (k = 0; k <= n; k++) {
-		uint64_t at = k * piece, len;
-
 		/* piece k - 1 has arrived; post piece k, then write out k - 1 */
 		if (session_drain(s))
 			goto out;
-		if (k < n) {
-			len = o->co.size - at < piece ? o->co.size - at : piece;
-			if (session_rdma_post(s, RDMAXFER_OP_READ, buf_id, (k & 1) * piece,
-					      o->offset + at, len, false, 0))
-				goto out;
-		}
-		if (!k)
-			continue;
-		at -= piece;
-		len = o->co.size - at < piece ? o->co.size - at : piece;
-		if (o->verify)
-			*crc = crc32c(*crc, buf + ((k - 1) & 1) * piece, len);
-		if (write_all(out, out_name, buf + ((k - 1) & 1) * piece, len)) {
-			progress_end(&prog);
+		if (k < n && session_rdma_post(s, RDMAXFER_OP_READ, buf_id, (k & 1) * piece,
+					       o->offset + k * piece,
+					       part_len(o->co.size, piece, k), false, 0))
 			goto out;
+		if (k) {
+			const unsigned char *half = buf + ((k - 1) & 1) * piece;
+			uint64_t len = part_len(o->co.size, piece, k - 1);
+
+			if (o->verify)
+				*crc = crc32c(*crc, half, len);
+			if (write_all(out, out_name, half, len)) {
+				progress_end(&prog);
+				goto out;
+			}
 		}
 	}
 	*secs = now_sec() - t0;
