@@ -154,7 +154,7 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_DOWN) {
 		ret = -ENOTCONN;
-	} else if (conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
+	} else if (!conn->c_reg_waits && conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
 		conn->c_wr_free -= nwr;
 		conn->c_rw_free -= nrw;
 		ret = 0;
@@ -180,6 +180,84 @@ int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 	err = wait_event_interruptible(conn->c_wait,
 				       (ret = rdmaxfer_wr_take(conn, nwr, nrw)) != -EAGAIN);
 	return err ? -EINTR : ret;
+}
+
+/* An empty send queue, for rdmaxfer_post_reg(); c_lock held. */
+static bool rdmaxfer_sq_empty(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	return conn->c_wr_free == conn->c_wr_max && !conn->c_ka_posted;
+}
+
+/* rdmaxfer_post_reg()'s wait: the send queue is empty or the connection down. */
+static bool rdmaxfer_reg_may_post(struct rdmaxfer_conn *conn)
+{
+	bool ret;
+
+	spin_lock_bh(&conn->c_lock);
+	ret = conn->c_state != RDMAXFER_CS_ESTABLISHED || rdmaxfer_sq_empty(conn);
+	spin_unlock_bh(&conn->c_lock);
+	return ret;
+}
+
+/**
+ * rdmaxfer_post_reg - post registration work requests on an empty send queue
+ * @conn: the connection
+ * @wr: the chain of REG_MR work requests, its last one signaled
+ * @nwr: their number (at most RDMAXFER_REG_BATCH)
+ *
+ * Waits until every work request posted before has completed, then posts
+ * @wr and takes its room (given back by rdmaxfer_wr_release() when the
+ * last one completes).  While it waits, rdmaxfer_wr_take() gives SUBMIT no
+ * room, so that a busy connection empties; control messages, echoes and
+ * probes still go (the peer's progress may depend on them), and few.
+ *
+ * Why: Soft-RoCE (every kernel up to 7.2 at least) executes a REG_MR as soon
+ * as its requester reaches it, but retires work requests in order.  When an
+ * operation posted before it is retried (an ACK timeout, a NAK, an RNR
+ * NAK), the requester goes back to the oldest work request not retired and
+ * executes all from there again: the REG_MR then finds its MR valid and
+ * fails with IB_WC_LOC_QP_OP_ERR, which kills a healthy QP.  On an empty
+ * send queue nothing before it can be retried, and its completion handler
+ * retires it before anything posted after it.  On an adapter it costs the
+ * wait for the operations in flight, which the registration's own
+ * completion had to wait for anyway.
+ *
+ * Context: process context, sleeps interruptibly; the caller is between
+ * rdmaxfer_conn_enter() and rdmaxfer_conn_exit().
+ * Return: 0, -ENOTCONN, -EINTR, or the error of ib_post_send().
+ */
+int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr)
+{
+	int ret;
+
+	might_sleep();
+	lockdep_assert_held_read(&conn->c_post_sem);
+	spin_lock_bh(&conn->c_lock);
+	conn->c_reg_waits++;
+	for (;;) {
+		if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+			ret = -ENOTCONN;
+			break;
+		}
+		if (rdmaxfer_sq_empty(conn)) {
+			ret = ib_post_send(conn->c_qp, wr, NULL);
+			if (!ret)
+				conn->c_wr_free -= nwr;
+			break;
+		}
+		spin_unlock_bh(&conn->c_lock);
+		ret = wait_event_interruptible(conn->c_wait, rdmaxfer_reg_may_post(conn));
+		spin_lock_bh(&conn->c_lock);
+		if (ret) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	conn->c_reg_waits--;
+	spin_unlock_bh(&conn->c_lock);
+	wake_up_all(&conn->c_wait);	/* SUBMITs held back */
+	return ret;
 }
 
 /**
@@ -437,6 +515,7 @@ static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&conn->c_lock);
 	conn->c_ka_posted = false;
 	spin_unlock_bh(&conn->c_lock);
+	wake_up_all(&conn->c_wait);	/* a registration may wait for it */
 	if (wc->status == IB_WC_SUCCESS)
 		return;
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
@@ -715,6 +794,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_qpn = id->qp->qp_num;
 	/* rdma_rw added its WRs to max_send_wr; keep the drain's and the probe's */
 	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
+	conn->c_wr_max = conn->c_wr_free;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
 	conn->c_max_sge = min3(attr.cap.max_send_sge, attr.cap.max_recv_sge,
 			       (u32)RDMAXFER_MAX_MSG_SGES);

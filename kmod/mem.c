@@ -501,7 +501,8 @@ static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Register the window's segments: post their REG_MR work requests in
- * batches, the last of each batch signaled, and wait for each batch.
+ * batches, the last of each batch signaled, each on an empty send queue
+ * (rdmaxfer_post_reg() says why), and wait for each batch.
  */
 static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 {
@@ -514,9 +515,6 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 
 	for (first = 0; first < win->w_nsegs; first += n) {
 		n = min_t(u32, win->w_nsegs - first, RDMAXFER_REG_BATCH);
-		ret = rdmaxfer_wr_reserve(conn, n, 0);
-		if (ret)
-			return ret;
 		memset(wrs, 0, sizeof(wrs));
 		for (i = 0; i < n; i++) {
 			struct rdmaxfer_wseg *ws = &win->w_segs[first + i];
@@ -535,16 +533,9 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 		wrs[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 		win->w_reg_batch = n;
 		reinit_completion(&win->w_reg_done);
-		spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
-		if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
-			ret = -ENOTCONN;
-		else
-			ret = ib_post_send(conn->c_qp, &wrs[0].wr, NULL);
-		spin_unlock_bh(&conn->c_lock);
-		if (ret) {
-			rdmaxfer_wr_release(conn, n, 0);
+		ret = rdmaxfer_post_reg(conn, &wrs[0].wr, n);
+		if (ret)
 			return ret;
-		}
 		/*
 		 * The WRs complete even if the QP dies (flushed), but maybe only
 		 * behind operations a slow peer holds up.  A fatal signal fails

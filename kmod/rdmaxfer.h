@@ -508,6 +508,9 @@ struct rdmaxfer_msg {
  *	slot or WR), in the order their messages came
  * @c_free_sends: free control send buffers
  * @c_wr_free: send WRs we may still post
+ * @c_wr_max: @c_wr_free with nothing posted; set before the connection is up
+ * @c_reg_waits: registrations waiting for an empty send queue
+ *	(rdmaxfer_post_reg()): SUBMIT takes no room meanwhile
  * @c_rw_free: rdma_rw contexts we may still use
  * @c_sq_pieces: posted operation pieces in send-queue order, until their
  *	completion (or a later one on the same queue) is handled
@@ -607,6 +610,8 @@ struct rdmaxfer_conn {
 	struct list_head		c_echo_wait;
 	struct list_head		c_free_sends;
 	u32				c_wr_free;
+	u32				c_wr_max;
+	u32				c_reg_waits;
 	u32				c_rw_free;
 	struct list_head		c_sq_pieces;
 	struct ib_cqe			c_err_cqe;
@@ -862,6 +867,7 @@ int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
 int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
+int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr);
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_fault_init(void);

@@ -1085,6 +1085,13 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	}
 	switch (req->r_event.ev.opcode) {
 	case RDMAXFER_OP_RECV:
+		/*
+		 * Its buffer's first RECV registers it, on an empty send queue
+		 * (rdmaxfer_post_reg()): what is chained must not wait for that.
+		 */
+		ret = rdmaxfer_chain_post(ch);
+		if (ret)
+			return ret;
 		ch->slots = true;
 		return rdmaxfer_req_recv(req);
 	case RDMAXFER_OP_SEND:

@@ -75,7 +75,7 @@ kmsg_mark
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2))
+ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -367,7 +367,55 @@ else
 	ktap_skip "killed_expose_left_no_pin" "no $PARAM"
 fi
 
-# (l) the kernel log (since our marker) has no WARNING or BUG
+# (l) A registration is posted only on an empty send queue.  Soft-RoCE
+# executes a REG_MR as soon as its requester reaches it but retires it in
+# order, after the operations before it are acknowledged; when one of those
+# is retried (here the READ a mute peer never answers, at every ACK timeout)
+# the requester executes every WR from the oldest one not retired again, and
+# the REG_MR, whose MR is valid by then, fails (IB_WC_LOC_QP_OP_ERR: a dead
+# QP and "registration failed" for a connection that was merely waiting).
+# With peer_timeout_ms=4000 the READ is retried every 268 ms: EXPOSE must
+# wait until the connection fails for its own reason (the keepalive gives
+# up on the mute peer, within 3 s) and then say ENOTCONN, with no failed
+# registration in the kernel log.
+if [ -w "$PARAM" ]; then
+	saved=$(cat "$PARAM")
+	echo 4000 >"$PARAM"
+	"$HELPER" stuck $ADDR 0 >"$tmp/retried.out" 2>&1 &
+	dpid=$!
+	wait_for "grep -q '^listening' '$tmp/retried.out'" 10
+	sport=$(sed -n 's/^listening //p' "$tmp/retried.out")
+	"$EVIL" $ADDR "${sport:-1}" mutewin 60 >"$tmp/retriedwin.out" 2>"$tmp/retriedwin.err" &
+	epid=$!
+	r=1
+	if wait_for "grep -q '^window' '$tmp/retried.out'" 10 &&
+	   wait_for "grep -q '^mute' '$tmp/retriedwin.out'" 10; then
+		kill -USR1 $dpid
+		if wait_for "grep -q '^exposed' '$tmp/retried.out'" 20; then
+			grep -q "^exposed: Transport endpoint is not connected\$" "$tmp/retried.out" && r=0
+			[ $r -eq 0 ] || ktap_diag "EXPOSE behind a retried READ: $(grep '^exposed' "$tmp/retried.out")"
+		else
+			ktap_diag "EXPOSE still waits 20 s after the peer went mute"
+		fi
+	fi
+	if dmesg | awk -v m="$kmsg_marker" 'index($0, m) { n = 1 } n' |
+	   grep -E 'registration failed|rxe_reg_fast_mr'; then
+		ktap_diag "a registration failed (above)"
+		r=1
+	fi
+	[ $r -eq 0 ] || show retried.out retriedwin.out retriedwin.err
+	ktap_result "expose_behind_retried_read_waits_for_it" $r
+	kill -KILL $dpid 2>/dev/null
+	kill -USR1 $epid 2>/dev/null
+	wait $epid $dpid 2>/dev/null
+	epid=
+	dpid=
+	echo "$saved" >"$PARAM"
+else
+	ktap_skip "expose_behind_retried_read_waits_for_it" "no $PARAM (a module without keepalive)"
+fi
+
+# (m) the kernel log (since our marker) has no WARNING or BUG
 hits=$(kernel_log_problems)
 r=$?
 [ $r -eq 0 ] || ktap_diag "$hits"
