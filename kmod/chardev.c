@@ -338,7 +338,8 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 		.abi_version = RDMAXFER_ABI_VERSION,
 		.num_devices = rdmaxfer_device_count(),
 		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER |
-			    RDMAXFER_FEATURE_RECV_SLOTS | RDMAXFER_FEATURE_RING,
+			    RDMAXFER_FEATURE_RECV_SLOTS | RDMAXFER_FEATURE_RING |
+			    RDMAXFER_FEATURE_SINK_SLOTS,
 		.version = RDMAXFER_VERSION,
 		.max_cmd_size = PAGE_SIZE,
 		.name_len = RDMAXFER_NAME_LEN,

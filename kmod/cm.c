@@ -940,6 +940,10 @@ int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg)
 		out.conn_flags |= RDMAXFER_CONN_F_RECV_SLOTS;
 	if (READ_ONCE(conn->c_peer_slots))
 		out.conn_flags |= RDMAXFER_CONN_F_PEER_SLOTS;
+	spin_lock_bh(&conn->c_lock);
+	out.sink_msgs = conn->c_sink_msgs;
+	out.sink_bytes = conn->c_sink_bytes;
+	spin_unlock_bh(&conn->c_lock);
 	mutex_unlock(&conn->c_teardown_lock);
 	rdmaxfer_obj_put(&conn->c_obj);
 	*cmd = out;

@@ -1124,7 +1124,8 @@ static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *re
 
 /*
  * Completion of a slot: the user's message (a SEND with immediate)
- * completes it; a control message or a skip puts it back on the queue.
+ * completes it, unless an echo slot sends it back or a sink slot drops it;
+ * a control message or a skip puts it back on the queue.
  * Only a control message may sleep (it is handled by the receive work).
  */
 static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
@@ -1148,6 +1149,17 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
 			list_add_tail(&req->r_held_entry, &conn->c_echo_wait);
 			spin_unlock_bh(&conn->c_lock);
 			rdmaxfer_echo_kick(conn);
+			return;
+		}
+		if (req->r_sink && be32_to_cpu(wc->ex.imm_data) == req->r_sink_imm) {
+			spin_lock_bh(&conn->c_lock);
+			conn->c_sink_msgs++;
+			conn->c_sink_bytes += wc->byte_len;
+			spin_unlock_bh(&conn->c_lock);
+			if (rdmaxfer_slot_post(conn, req, false))
+				rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
+			else
+				rdmaxfer_maybe_send_credits(conn);
 			return;
 		}
 		req->r_event.ev.bytes = wc->byte_len;

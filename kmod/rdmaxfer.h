@@ -487,6 +487,8 @@ struct rdmaxfer_msg {
  * @c_rx_ctrl_posted: control buffers on our receive queue
  * @c_rx_slots: slots on our receive queue
  * @c_rx_user_slots: slots the user posted since our last announcement
+ * @c_sink_msgs: messages our sink slots dropped (under c_lock)
+ * @c_sink_bytes: their bytes (under c_lock)
  * @c_slot_mode: we posted a slot: control buffers taken by skips are not
  *	all reposted
  * @c_held_recvs: control buffers whose message holds its credit
@@ -594,6 +596,8 @@ struct rdmaxfer_conn {
 	u32				c_rx_ctrl_posted;
 	u32				c_rx_slots;
 	u32				c_rx_user_slots;
+	u64				c_sink_msgs;
+	u64				c_sink_bytes;
 	struct list_head		c_held_recvs;
 	struct list_head		c_held_slots;
 	struct list_head		c_spare_recvs;
@@ -741,6 +745,8 @@ struct rdmaxfer_piece {
  * @r_echo: RECV: an echo slot (RDMAXFER_RECV_ECHO)
  * @r_echo_len: echo slot: length of the message to send back
  * @r_echo_imm: echo slot: its immediate
+ * @r_sink: RECV: a sink slot (RDMAXFER_RECV_SINK)
+ * @r_sink_imm: sink slot: the immediate of the messages it drops
  * @r_rx: RECV: the slot's completion, when the receive work handles it
  * @r_nsge: SEND into a slot, RECV: number of @r_sge
  * @r_sge: their local memory (the buffer's local registration)
@@ -770,6 +776,8 @@ struct rdmaxfer_req {
 	bool			r_echo;
 	u32			r_echo_len;
 	u32			r_echo_imm;
+	bool			r_sink;
+	u32			r_sink_imm;
 	struct rdmaxfer_rx_wc	r_rx;
 	u32			r_nsge;
 	struct ib_sge		r_sge[RDMAXFER_MAX_MSG_SGES];

@@ -56,6 +56,9 @@
 #include "rdmaxfer.h"
 #include "trace.h"
 
+/* a RECV is an echo slot, a sink slot, or neither */
+#define RDMAXFER_RECV_FLAGS	(RDMAXFER_RECV_ECHO | RDMAXFER_RECV_SINK)
+
 /* SUBMITs of up to this many operations keep their request array on the stack */
 #define RDMAXFER_SUBMIT_ONSTACK	8
 
@@ -466,6 +469,8 @@ static struct rdmaxfer_req *rdmaxfer_req_alloc(struct rdmaxfer_file *rf,
 	req->r_buf_offset = op->buf_offset;
 	INIT_LIST_HEAD(&req->r_held_entry);
 	req->r_echo = op->flags & RDMAXFER_RECV_ECHO;
+	req->r_sink = op->flags & RDMAXFER_RECV_SINK;
+	req->r_sink_imm = op->imm_data;
 	req->r_event.ev_free = rdmaxfer_req_free_ev;
 	req->r_event.ev.user_data = op->user_data;
 	req->r_event.ev.conn_id = op->conn_id;
@@ -545,8 +550,8 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 	u32 need_buf, need_win, npieces, max_piece;
 	int ret;
 
-	if ((op->flags & ~(op->opcode == RDMAXFER_OP_RECV ? RDMAXFER_RECV_ECHO : 0)) ||
-	    op->__reserved)
+	if ((op->flags & ~(op->opcode == RDMAXFER_OP_RECV ? RDMAXFER_RECV_FLAGS : 0)) ||
+	    (op->flags & RDMAXFER_RECV_FLAGS) == RDMAXFER_RECV_FLAGS || op->__reserved)
 		return -EINVAL;
 	ret = rdmaxfer_op_access(op->opcode, &need_buf, &need_win);
 	if (ret)

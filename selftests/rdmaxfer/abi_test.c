@@ -334,7 +334,7 @@ TEST(recv_layout)
 
 TEST(conn_info_layout)
 {
-	EXPECT_EQ(104, sizeof(struct rdmaxfer_conn_info));
+	EXPECT_EQ(120, sizeof(struct rdmaxfer_conn_info));
 	OFF(rdmaxfer_conn_info, size, 0);
 	OFF(rdmaxfer_conn_info, flags, 4);
 	OFF(rdmaxfer_conn_info, conn_id, 8);
@@ -349,6 +349,8 @@ TEST(conn_info_layout)
 	OFF(rdmaxfer_conn_info, max_window_size, 88);
 	OFF(rdmaxfer_conn_info, max_msg_size, 96);
 	OFF(rdmaxfer_conn_info, conn_flags, 100);
+	OFF(rdmaxfer_conn_info, sink_msgs, 104);
+	OFF(rdmaxfer_conn_info, sink_bytes, 112);
 }
 
 TEST(counters_layout)

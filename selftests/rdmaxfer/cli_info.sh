@@ -35,6 +35,7 @@ jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netde
 	.module.abi_version == 1 and (.module.version | length > 0) and
 	(.module.features | index("device_query")) and (.module.features | index("transfer")) and
 	(.module.features | index("recv_slots")) and (.module.features | index("ring")) and
+	(.module.features | index("sink_slots")) and
 	any(.devices[]; .name == $dev and (.caps | index("frwr")) and
 	    .max_fast_reg_page_list_len > 0 and .max_qp_wr > 0 and
 	    .ports[0].state == "ACTIVE" and .ports[0].link_layer == "Ethernet" and

@@ -428,7 +428,7 @@ TEST_F(slots, bad_slots_are_refused)
 	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(self->sconn, 9999, 0, 4096, 0)));
 	EXPECT_EQ(ENOENT, submit1(self->srv, slot_op(9999, self->sbuf, 0, 4096, 0)));
 	op = slot_op(self->sconn, self->sbuf, 0, 4096, 0);
-	op.flags = 2;		/* RDMAXFER_RECV_ECHO is 1: no other flag */
+	op.flags = 4;		/* RDMAXFER_RECV_ECHO is 1, _SINK 2: no other flag */
 	EXPECT_EQ(EINVAL, submit1(self->srv, op));
 	EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0,
 						     (__u64)self->ci.max_msg_size + 1, 0)));
@@ -683,15 +683,139 @@ TEST_F_TIMEOUT(slots, echo_to_a_client_that_stops_reading, 180)
 	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
 }
 
-TEST_F(slots, echo_flag_only_on_recv)
+TEST_F(slots, echo_and_sink_flags_only_on_recv)
 {
 	struct rdmaxfer_op op = send_op(self->cconn, self->cbuf, 0, 8, 0, 0);
+	struct rdmaxfer_completion c;
 
 	op.flags = RDMAXFER_RECV_ECHO;
 	EXPECT_EQ(EINVAL, submit1(self->cli, op));
+	op.flags = RDMAXFER_RECV_SINK;
+	EXPECT_EQ(EINVAL, submit1(self->cli, op));
 	op = echo_slot_op(self->sconn, self->sbuf, 0, 64, 0);
-	op.flags |= 2;
+	op.flags |= RDMAXFER_RECV_SINK;		/* one or the other */
 	EXPECT_EQ(EINVAL, submit1(self->srv, op));
+	op.flags = 4;
+	EXPECT_EQ(EINVAL, submit1(self->srv, op));
+	/* nothing was posted */
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+	EXPECT_EQ(0, next_op(self->cli, &c, 200 * MS));
+}
+
+static struct rdmaxfer_op sink_slot_op(__u32 conn, __u32 buf, __u64 off, __u64 len, __u32 imm,
+				       __u64 tag)
+{
+	struct rdmaxfer_op op = slot_op(conn, buf, off, len, tag);
+
+	op.flags = RDMAXFER_RECV_SINK;
+	op.imm_data = imm;
+	return op;
+}
+
+#define SINK_IMM 0x51d00d
+
+/*
+ * Sink slots: the server's kernel drops every message with the slots'
+ * immediate, counts it (QUERY_CONN, STATS) and posts the slot again; the
+ * server's file sees none of them, however many more than the slots.  A
+ * message with another immediate completes a slot as usual, bytes in
+ * place; the others go with the connection, each once.
+ */
+TEST_F_TIMEOUT(slots, sink_slots_drop_their_messages, 180)
+{
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_stats st;
+	__u64 bytes = 0, len;
+	unsigned int i, s, seen = 0;
+
+	if (!(self->info.features & RDMAXFER_FEATURE_SINK_SLOTS))
+		SKIP(return, "the module has no sink slots (RDMAXFER_FEATURE_SINK_SLOTS)");
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, submit1(self->srv, sink_slot_op(self->sconn, self->sbuf, i * 65536,
+							     65536, SINK_IMM, 100 + i)));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+	for (i = 0; i < 300; i++) {
+		len = 1 + (i * 977) % 65536;
+		bytes += len;
+		ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, len, SINK_IMM,
+							TAG_SEND | i)));
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("SEND %u", i);
+		ASSERT_EQ(0, c.status) TH_LOG("SEND %u: wc %u", i, c.wc_status);
+		ASSERT_EQ(TAG_SEND | i, c.user_data);
+	}
+	/* every SEND is done: its slot completion was handled before */
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
+	EXPECT_EQ(300, ci.sink_msgs);
+	EXPECT_EQ(bytes, ci.sink_bytes);
+	ASSERT_EQ(0, rdx_stats(self->srv, &st));
+	EXPECT_EQ(300, st.file.recv_msgs);
+	EXPECT_EQ(bytes, st.file.recv_bytes);
+	EXPECT_EQ(0, st.file.ops[RDMAXFER_OP_RECV]);
+	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &ci));
+	EXPECT_EQ(0, ci.sink_msgs);
+
+	/* another immediate: completes a slot, as any slot */
+	fill(self->cmem, 5000, 7);
+	ASSERT_EQ(0, submit1(self->cli, send_op(self->cconn, self->cbuf, 0, 5000, 7, TAG_SEND)));
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	ASSERT_EQ(RDMAXFER_OP_RECV, c.opcode);
+	ASSERT_EQ(0, c.status);
+	EXPECT_EQ(5000, c.bytes);
+	EXPECT_EQ(7, c.imm_data);
+	s = c.user_data - 100;
+	ASSERT_GT(4, s);
+	EXPECT_EQ(0, memcmp(self->smem + s * 65536, self->cmem, 5000));
+	seen |= 1u << s;
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
+	EXPECT_EQ(300, ci.sink_msgs);
+
+	/* the other three go with the connection, each once */
+	ASSERT_EQ(0, rdx_close(self->srv, self->sconn));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+		EXPECT_EQ(-ECANCELED, c.status);
+		s = c.user_data - 100;
+		ASSERT_GT(4, s);
+		EXPECT_EQ(0, seen & (1u << s)) TH_LOG("slot %u twice", s);
+		seen |= 1u << s;
+	}
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
+}
+
+/*
+ * One sink slot, a client far ahead: its SENDs wait for the slot to come
+ * back (credits follow the reposts), none is lost, none takes the slot away.
+ */
+TEST_F_TIMEOUT(slots, sink_with_one_slot, 180)
+{
+	struct rdmaxfer_op ops[64];
+	struct rdmaxfer_completion c;
+	struct rdmaxfer_conn_info ci;
+	unsigned int i, done = 0, round;
+	__u32 posted;
+
+	if (!(self->info.features & RDMAXFER_FEATURE_SINK_SLOTS))
+		SKIP(return, "the module has no sink slots (RDMAXFER_FEATURE_SINK_SLOTS)");
+	ASSERT_EQ(0, submit1(self->srv, sink_slot_op(self->sconn, self->sbuf, 0, 4096, SINK_IMM,
+						     100)));
+	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
+	for (round = 0; round < 8; round++) {
+		for (i = 0; i < 64; i++)
+			ops[i] = send_op(self->cconn, self->cbuf, 0, 64 + i, SINK_IMM, TAG_SEND);
+		ASSERT_EQ(0, rdx_submit(self->cli, ops, 64, &posted));
+		ASSERT_EQ(64, posted);
+		while (done < (round + 1) * 64) {
+			ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("SEND %u", done);
+			ASSERT_EQ(0, c.status);
+			done++;
+		}
+	}
+	ASSERT_EQ(0, rdx_query_conn(self->srv, self->sconn, &ci));
+	EXPECT_EQ(8 * 64, ci.sink_msgs);
+	EXPECT_EQ(8 * (64 * 64 + 63 * 64 / 2), ci.sink_bytes);
+	EXPECT_EQ(0, next_op(self->srv, &c, 200 * MS));
 }
 
 /* Counters: RECV completions and their bytes. */

@@ -190,6 +190,8 @@ static void show_module(const struct rdmaxfer_info *mi, int n)
 		show_str(NULL, NULL, "recv_slots");
 	if (mi->features & RDMAXFER_FEATURE_RING)
 		show_str(NULL, NULL, "ring");
+	if (mi->features & RDMAXFER_FEATURE_SINK_SLOTS)
+		show_str(NULL, NULL, "sink_slots");
 	close_array();
 	show_uint("max_cmd_size", NULL, mi->max_cmd_size);
 	if (mi->features & RDMAXFER_FEATURE_TRANSFER) {

@@ -17,7 +17,9 @@
  * refills exactly that many with one SUBMIT.  After the phase the main
  * thread takes the second snapshots and, for send, asks each connection's
  * server side how many messages it got (BENCH_END), which must be exactly
- * what was sent.  Only the data path runs in the threads; all control
+ * what was sent.  A server whose kernel has sink slots says so in
+ * BENCH_READY (PROTO_BF_KSINK): the data SENDs then carry PROTO_SINK_IMM,
+ * and its kernel drops and counts them without waking serve.  Only the data path runs in the threads; all control
  * messages go from the main thread while the threads wait at a barrier.
  *
  * Remote offsets (write/read): operation k of connection c uses the
@@ -181,6 +183,7 @@ int bench_begin(struct session *s, uint32_t mode, uint64_t slot_len, uint64_t ns
 			   mode == PROTO_BF_ECHO ? "echo" : "sink", strerror((int)rep.status));
 		return -1;
 	}
+	s->bench_flags = rep.flags;
 	return 0;
 }
 
@@ -348,6 +351,9 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 		break;
 	case BOP_SEND:
 		op->opcode = RDMAXFER_OP_SEND;
+		/* into the server's sink slots: its kernel drops them (proto.h) */
+		if (!o->bidir && (bc->s.bench_flags & PROTO_BF_KSINK))
+			op->imm_data = PROTO_SINK_IMM;
 		break;
 	case BOP_FADD:
 	case BOP_CAS:

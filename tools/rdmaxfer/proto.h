@@ -98,6 +98,15 @@
  *    the connection's max_msg_size), ENOMEM, EINVAL (slots posted before
  *    were shorter).
  *
+ *    In SINK mode with slots, a server whose kernel has sink slots
+ *    (RDMAXFER_RECV_SINK) posts those and answers BENCH_READY with flags
+ *    PROTO_BF_KSINK: the client then SENDs its data messages with the
+ *    immediate PROTO_SINK_IMM, and the server's kernel drops and counts
+ *    them without waking the server (control messages, immediate 0, still
+ *    reach it); BENCH_DONE adds the kernel's count (QUERY_CONN's
+ *    sink_msgs and sink_bytes since BENCH_BEGIN) to its own.  Without the
+ *    flag the client sends immediate 0 and the server sinks in userspace.
+ *
  *    CPU_REQ asks for the server's CPU use now: CPU carries offset = CPU
  *    time of the serve process (user + system, all threads) in
  *    microseconds, length and round_len = busy and total ticks of all CPUs
@@ -141,6 +150,11 @@ enum proto_type {
 #define PROTO_BF_SINK		1u	/* count and discard data messages */
 #define PROTO_BF_ECHO		2u	/* SEND every data message back */
 #define PROTO_BF_KECHO		4u	/* the kernel echoes, from echo slots */
+/* BENCH_READY flags */
+#define PROTO_BF_KSINK		8u	/* sink slots: data messages with PROTO_SINK_IMM */
+
+/* The immediate of data messages for sink slots ("SNK"). */
+#define PROTO_SINK_IMM		0x00534e4bu
 
 /* Most data messages an echoing client may have unanswered. */
 #define PROTO_ECHO_WINDOW	16

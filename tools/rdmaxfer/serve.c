@@ -134,6 +134,9 @@ struct sconn {
 	uint32_t slots_buf;		/* their buffer, 0: none */
 	uint32_t nslots, slot_len;
 	bool slots_echo;		/* echo slots: the kernel answers */
+	bool slots_sink;		/* sink slots: the kernel drops PROTO_SINK_IMM */
+	uint64_t sink_msgs0;		/* QUERY_CONN's sink_msgs at BENCH_BEGIN */
+	uint64_t sink_bytes0;		/* and sink_bytes */
 };
 
 struct server {
@@ -302,7 +305,9 @@ static void slots_free(struct server *srv, struct sconn *sc)
 /*
  * Post receive slots for the client's messages of up to @len bytes, about
  * @want of them (within SLOTS_MAX and SLOTS_BYTES); @echo: echo slots, which
- * the kernel answers by itself.  Returns 0 or the errno.
+ * the kernel answers by itself; else sink slots where the kernel has them
+ * (sc->slots_sink: it drops the data messages sent with PROTO_SINK_IMM).
+ * Returns 0 or the errno.
  */
 static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64_t want,
 		      bool echo)
@@ -331,6 +336,7 @@ static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64
 	sc->slot_len = (uint32_t)len;
 	sc->nslots = n;
 	sc->slots_echo = echo;
+	sc->slots_sink = !echo && (srv->info.features & RDMAXFER_FEATURE_SINK_SLOTS);
 	sc->slots = mmap(NULL, (size_t)n * len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (sc->slots == MAP_FAILED) {
@@ -346,7 +352,8 @@ static int slots_post(struct server *srv, struct sconn *sc, uint64_t len, uint64
 	for (i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].opcode = RDMAXFER_OP_RECV;
-		ops[i].flags = echo ? RDMAXFER_RECV_ECHO : 0;
+		ops[i].flags = echo ? RDMAXFER_RECV_ECHO : sc->slots_sink ? RDMAXFER_RECV_SINK : 0;
+		ops[i].imm_data = sc->slots_sink ? PROTO_SINK_IMM : 0;
 		ops[i].conn_id = sc->id;
 		ops[i].buf_id = sc->slots_buf;
 		ops[i].buf_offset = (uint64_t)i * len;
@@ -385,6 +392,17 @@ static void flush_reposts(struct server *srv)
 	srv->repost_nops = 0;
 }
 
+/* What the connection's sink slots dropped so far (QUERY_CONN).  0 or the errno. */
+static int sink_count(struct server *srv, struct sconn *sc, uint64_t *msgs, uint64_t *bytes)
+{
+	struct rdmaxfer_conn_info ci;
+	int err = rdx_query_conn(srv->fd, sc->id, &ci);
+
+	*msgs = err ? 0 : ci.sink_msgs;
+	*bytes = err ? 0 : ci.sink_bytes;
+	return err;
+}
+
 static void repost_slot(struct server *srv, struct sconn *sc, uint32_t slot)
 {
 	struct rdmaxfer_op *op;
@@ -399,6 +417,10 @@ static void repost_slot(struct server *srv, struct sconn *sc, uint32_t slot)
 	op->buf_offset = (uint64_t)slot * sc->slot_len;
 	op->length = sc->slot_len;
 	op->user_data = SLOT_TAG | slot;
+	if (sc->slots_sink) {
+		op->flags = RDMAXFER_RECV_SINK;
+		op->imm_data = PROTO_SINK_IMM;
+	}
 }
 
 /* Close a connection on our side (its error was printed) and finish it. */
@@ -754,11 +776,22 @@ static void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_
 		sc->bench = m->flags;
 		sc->b_msgs = 0;
 		sc->b_bytes = 0;
+		if (m->flags == PROTO_BF_SINK && sc->slots_sink) {
+			r.status = (uint32_t)sink_count(srv, sc, &sc->sink_msgs0, &sc->sink_bytes0);
+			r.flags = PROTO_BF_KSINK;
+		}
 		break;
 	case PROTO_BENCH_END:
 		r.type = PROTO_BENCH_DONE;
 		r.offset = sc->b_msgs;
 		r.length = sc->b_bytes;
+		if (sc->bench == PROTO_BF_SINK && sc->slots_sink) {
+			uint64_t msgs, bytes;
+
+			r.status = (uint32_t)sink_count(srv, sc, &msgs, &bytes);
+			r.offset += msgs - sc->sink_msgs0;
+			r.length += bytes - sc->sink_bytes0;
+		}
 		sc->bench = 0;
 		break;
 	case PROTO_CPU_REQ:

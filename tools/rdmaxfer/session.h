@@ -48,6 +48,7 @@ struct session {
 	unsigned int ctl_slot;
 	uint64_t msgs_sent;		/* user messages (session_send) */
 	uint64_t atomic_old;		/* the value before the last atomic */
+	uint32_t bench_flags;		/* the last BENCH_READY's flags (PROTO_BF_KSINK) */
 	struct progress *prog;
 	struct rdx_ring ring;		/* completion ring, if session_ring() made one */
 };

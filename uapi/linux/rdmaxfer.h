@@ -68,6 +68,7 @@ enum {
 #define RDMAXFER_FEATURE_TRANSFER	_BITULL(1)	/* LISTEN ... STATS below */
 #define RDMAXFER_FEATURE_RECV_SLOTS	_BITULL(2)	/* RDMAXFER_OP_RECV, zero-copy SEND */
 #define RDMAXFER_FEATURE_RING		_BITULL(3)	/* RING_SETUP, mmap() */
+#define RDMAXFER_FEATURE_SINK_SLOTS	_BITULL(4)	/* RDMAXFER_RECV_SINK */
 
 /**
  * struct rdmaxfer_info - argument of RDMAXFER_IOC_GET_INFO
@@ -550,11 +551,12 @@ struct rdmaxfer_revoke {
 
 /* struct rdmaxfer_op.flags of a RECV */
 #define RDMAXFER_RECV_ECHO		_BITUL(0)	/* the kernel sends it back */
+#define RDMAXFER_RECV_SINK		_BITUL(1)	/* the kernel drops it (@imm_data) */
 
 /**
  * struct rdmaxfer_op - one operation of a SUBMIT batch
  * @opcode: RDMAXFER_OP_*
- * @flags: RECV: RDMAXFER_RECV_ECHO or 0; others: 0
+ * @flags: RECV: RDMAXFER_RECV_ECHO, RDMAXFER_RECV_SINK or 0; others: 0
  * @conn_id: the connection
  * @buf_id: local registered buffer (not used by CAS and FADD); RECV: the
  *	buffer the slot is in, registered with RDMAXFER_BUF_WRITE
@@ -568,7 +570,8 @@ struct rdmaxfer_revoke {
  * @compare_add: CAS: the value compared; FADD: the value added
  * @swap: CAS: the value stored if the comparison succeeds
  * @imm_data: WRITE_IMM: the value the peer's event carries; SEND: the value
- *	the peer's RECV completion carries, when the message lands in a slot
+ *	the peer's RECV completion carries, when the message lands in a slot;
+ *	RECV with RDMAXFER_RECV_SINK: the immediate of the messages it drops
  * @__reserved: must be 0
  *
  * Two-sided messages.  A SEND lands in the peer's kernel queue (RDMAXFER_
@@ -602,6 +605,16 @@ struct rdmaxfer_revoke {
  * fails; the messages it echoed count as received in STATS.  A peer that
  * stops posting slots stops the echoes, and then its own SENDs, once the
  * echo slots are all waiting: nothing piles up.
+ *
+ * A sink slot (RECV with RDMAXFER_RECV_SINK) drops the messages that carry
+ * its @imm_data: the kernel counts them (STATS' recv_msgs and recv_bytes,
+ * QUERY_CONN's sink_msgs and sink_bytes) and posts the slot again from its
+ * completion handler, without the user, who never sees the bytes (they
+ * are in the slot until the next message overwrites them).  Any other
+ * message completes the slot as usual, so a protocol's own messages still
+ * reach the process.  The slot completes when the connection goes down
+ * (ECANCELED).  It measures the peer's SENDs without a receiving process
+ * in the way (`rdmaxfer bench --op send`).
  *
  * Every field is checked before anything of the batch is posted: an
  * operation outside its buffer or window, on a window without the access it
@@ -779,6 +792,8 @@ struct rdmaxfer_recv {
  * @max_msg_size: out, the largest SEND into a slot, and the longest slot
  *	(both ports must accept the message)
  * @conn_flags: out, RDMAXFER_CONN_F_*
+ * @sink_msgs: out, messages the connection's sink slots dropped
+ * @sink_bytes: out, their bytes
  */
 struct rdmaxfer_conn_info {
 	__u32 size;
@@ -795,6 +810,8 @@ struct rdmaxfer_conn_info {
 	__aligned_u64 max_window_size;
 	__u32 max_msg_size;
 	__u32 conn_flags;
+	__aligned_u64 sink_msgs;
+	__aligned_u64 sink_bytes;
 };
 
 /* struct rdmaxfer_conn_info.conn_flags */
