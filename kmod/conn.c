@@ -143,18 +143,25 @@ MODULE_PARM_DESC(peer_timeout_ms,
  * @conn: the connection
  * @nwr: send WRs needed
  * @nrw: rdma_rw contexts needed
+ * @holding: the caller holds send WRs it has not posted yet, and posts them
+ *	once it has this room
+ *
+ * While a registration waits for an empty send queue (rdmaxfer_post_reg()),
+ * no new send WRs are given out, except to a @holding caller: the send
+ * queue cannot empty before it posts what it holds.
  *
  * Context: any context that may take a spinlock; does not sleep.
  * Return: 0 with the room taken, -EAGAIN (not enough), -ENOTCONN.
  */
-int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
+int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
 {
 	int ret = -EAGAIN;
 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_DOWN) {
 		ret = -ENOTCONN;
-	} else if (!conn->c_reg_waits && conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
+	} else if ((!conn->c_reg_waits || !nwr || holding) &&
+		   conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
 		conn->c_wr_free -= nwr;
 		conn->c_rw_free -= nrw;
 		ret = 0;
@@ -168,17 +175,19 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
  * @conn: the connection
  * @nwr: send WRs needed
  * @nrw: rdma_rw contexts needed
+ * @holding: as for rdmaxfer_wr_take()
  *
  * Context: process context, sleeps interruptibly.
  * Return: 0 with the room taken, -ENOTCONN, -EINTR.
  */
-int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
+int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
 {
 	int ret = -EAGAIN, err;
 
 	might_sleep();
 	err = wait_event_interruptible(conn->c_wait,
-				       (ret = rdmaxfer_wr_take(conn, nwr, nrw)) != -EAGAIN);
+				       (ret = rdmaxfer_wr_take(conn, nwr, nrw, holding)) !=
+				       -EAGAIN);
 	return err ? -EINTR : ret;
 }
 
@@ -209,8 +218,11 @@ static bool rdmaxfer_reg_may_post(struct rdmaxfer_conn *conn)
  * Waits until every work request posted before has completed, then posts
  * @wr and takes its room (given back by rdmaxfer_wr_release() when the
  * last one completes).  While it waits, rdmaxfer_wr_take() gives SUBMIT no
- * room, so that a busy connection empties; control messages, echoes and
- * probes still go (the peer's progress may depend on them), and few.
+ * new send WRs (but to a caller that holds some it has not posted yet), so
+ * that a busy connection empties; control messages, echoes and probes
+ * still go (the peer's progress may depend on them), and few.  A SEND
+ * waiting for a slot of the peer holds its WR: a registration behind it
+ * waits for the peer too.
  *
  * Why: Soft-RoCE (every kernel up to 7.2 at least) executes a REG_MR as soon
  * as its requester reaches it, but retires work requests in order.  When an

@@ -710,7 +710,7 @@ static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
 	wr.num_sge = req->r_nsge;
 	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
-	ret = rdmaxfer_wr_reserve(conn, 1, 0);
+	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
 	if (ret)
 		return ret;
 	atomic_set(&req->r_pending, 1);
@@ -776,7 +776,7 @@ static int rdmaxfer_req_atomic(struct rdmaxfer_req *req)
 	req->r_atomic_sge.length = sizeof(u64);
 	req->r_atomic_sge.lkey = conn->c_pd->local_dma_lkey;
 
-	ret = rdmaxfer_wr_reserve(conn, 1, 0);
+	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
 	if (ret)
 		return ret;
 	atomic_set(&req->r_pending, 1);
@@ -952,17 +952,21 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	return ret;
 }
 
-/* Take send-queue room; post the chain first if that means waiting. */
-static int rdmaxfer_chain_reserve(struct rdmaxfer_chain *ch, u32 nwr, u32 nrw)
+/*
+ * Take send-queue room; post the chain first if that means waiting.
+ * @holding: the caller holds a WR it has not posted (a WRITE_IMM's
+ * notification): see rdmaxfer_wr_take().
+ */
+static int rdmaxfer_chain_reserve(struct rdmaxfer_chain *ch, u32 nwr, u32 nrw, bool holding)
 {
-	int ret = rdmaxfer_wr_take(ch->conn, nwr, nrw);
+	int ret = rdmaxfer_wr_take(ch->conn, nwr, nrw, holding);
 
 	if (ret != -EAGAIN)
 		return ret;
 	ret = rdmaxfer_chain_post(ch);
 	if (ret)
 		return ret;
-	return rdmaxfer_wr_reserve(ch->conn, nwr, nrw);
+	return rdmaxfer_wr_reserve(ch->conn, nwr, nrw, holding);
 }
 
 /* Post what is chained and let the connection go. */
@@ -1001,7 +1005,7 @@ static int rdmaxfer_req_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 		if (IS_ERR(ct))
 			return PTR_ERR(ct);
 	}
-	ret = rdmaxfer_chain_reserve(ch, 0, n);
+	ret = rdmaxfer_chain_reserve(ch, 0, n, imm);
 	if (ret)
 		goto out_ct;
 	ret = rdmaxfer_pieces_init(req, &nwr);
@@ -1010,7 +1014,7 @@ static int rdmaxfer_req_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 		rdmaxfer_wr_release(conn, 0, n);
 		goto out_ct;
 	}
-	ret = rdmaxfer_chain_reserve(ch, nwr, 0);
+	ret = rdmaxfer_chain_reserve(ch, nwr, 0, imm);
 	if (ret) {
 		for (i = 0; i < n; i++)
 			rdmaxfer_piece_free(req, &req->r_pieces[i]);

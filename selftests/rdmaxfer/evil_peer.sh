@@ -322,22 +322,31 @@ exited()	# PID: gone, or a zombie
 {
 	! [ -r "/proc/$1/status" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
 }
+# stuck_behind_mute OUT EVILOUT SECS: `xfer_helper stuck` (output in
+# $tmp/OUT.out, pid $dpid) with `evil_peer mutewin SECS` as its client
+# ($tmp/EVILOUT.out/.err, pid $epid); once the client's window is there and
+# it went mute, SIGUSR1 makes the helper READ from it and EXPOSE behind
+# that READ.  Status 1 if they did not get that far.
+stuck_behind_mute()
+{
+	"$HELPER" stuck $ADDR 0 >"$tmp/$1.out" 2>&1 &
+	dpid=$!
+	wait_for "grep -q '^listening' '$tmp/$1.out'" 10
+	_sport=$(sed -n 's/^listening //p' "$tmp/$1.out")
+	"$EVIL" $ADDR "${_sport:-1}" mutewin "$3" >"$tmp/$2.out" 2>"$tmp/$2.err" &
+	epid=$!
+	wait_for "grep -q '^window' '$tmp/$1.out'" 10 &&
+		wait_for "grep -q '^mute' '$tmp/$2.out'" 10 || return 1
+	kill -USR1 $dpid
+}
 if [ -w "$PARAM" ]; then
 	saved=$(cat "$PARAM")
 	echo 600000 >"$PARAM"
 	# the servers closed above finish their teardown in the background
 	wait_for "[ \"\$(foll_pins)\" = 0 ]" 10
 	pins=$(foll_pins)
-	"$HELPER" stuck $ADDR 0 >"$tmp/stuck.out" 2>&1 &
-	dpid=$!
-	wait_for "grep -q '^listening' '$tmp/stuck.out'" 10
-	sport=$(sed -n 's/^listening //p' "$tmp/stuck.out")
-	"$EVIL" $ADDR "${sport:-1}" mutewin 120 >"$tmp/mutewin.out" 2>"$tmp/mutewin.err" &
-	epid=$!
 	r=1
-	if wait_for "grep -q '^window' '$tmp/stuck.out'" 10 &&
-	   wait_for "grep -q '^mute' '$tmp/mutewin.out'" 10; then
-		kill -USR1 $dpid
+	if stuck_behind_mute stuck mutewin 120; then
 		# give EXPOSE time to post its registration and start waiting
 		if wait_for "grep -q '^exposing' '$tmp/stuck.out'" 10 && sleep 2 &&
 		   ! grep -q '^exposed' "$tmp/stuck.out"; then
@@ -381,16 +390,8 @@ fi
 if [ -w "$PARAM" ]; then
 	saved=$(cat "$PARAM")
 	echo 4000 >"$PARAM"
-	"$HELPER" stuck $ADDR 0 >"$tmp/retried.out" 2>&1 &
-	dpid=$!
-	wait_for "grep -q '^listening' '$tmp/retried.out'" 10
-	sport=$(sed -n 's/^listening //p' "$tmp/retried.out")
-	"$EVIL" $ADDR "${sport:-1}" mutewin 60 >"$tmp/retriedwin.out" 2>"$tmp/retriedwin.err" &
-	epid=$!
 	r=1
-	if wait_for "grep -q '^window' '$tmp/retried.out'" 10 &&
-	   wait_for "grep -q '^mute' '$tmp/retriedwin.out'" 10; then
-		kill -USR1 $dpid
+	if stuck_behind_mute retried retriedwin 60; then
 		if wait_for "grep -q '^exposed' '$tmp/retried.out'" 20; then
 			grep -q "^exposed: Transport endpoint is not connected\$" "$tmp/retried.out" && r=0
 			[ $r -eq 0 ] || ktap_diag "EXPOSE behind a retried READ: $(grep '^exposed' "$tmp/retried.out")"

@@ -1094,6 +1094,103 @@ TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
 				 &self->cconn, NULL));
 }
 
+/* expose_during_write_imm: a client thread streaming WRITE_IMMs, a server thread reaping. */
+struct imm_stream {
+	int cli, srv;
+	__u32 cconn, cbuf, win;
+	int stop;			/* atomic */
+	unsigned long done, failed;	/* WRITE_IMMs completed, with an error */
+	unsigned long events;		/* server events reaped */
+	int err;			/* SUBMIT's or REAP's errno */
+};
+
+static void *imm_stream_write(void *arg)
+{
+	struct imm_stream *st = arg;
+	struct rdmaxfer_completion c[16];
+	struct rdmaxfer_op ops[16];
+	unsigned long posted = 0;
+	unsigned int i;
+	__u32 n;
+	int got;
+
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < 16; i++) {
+			ops[i] = mkop(RDMAXFER_OP_WRITE_IMM, st->cconn, st->cbuf, 0, st->win,
+				      (i % 8) * 4096, 4096, posted + i);
+			ops[i].imm_data = (__u32)(posted + i);
+		}
+		st->err = rdx_submit(st->cli, ops, 16, &n);
+		posted += n;
+		if (st->err)
+			break;
+		while (st->done + st->failed < posted) {
+			got = rdx_reap(st->cli, c, 16, 20 * SEC);
+			if (got <= 0) {
+				st->err = got ? -got : ETIMEDOUT;
+				return NULL;
+			}
+			for (i = 0; i < (unsigned int)got; i++)
+				c[i].status ? st->failed++ : st->done++;
+		}
+	}
+	return NULL;
+}
+
+static void *imm_stream_reap(void *arg)
+{
+	struct imm_stream *st = arg;
+	struct rdmaxfer_completion c[32];
+	int got;
+
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+		got = rdx_reap(st->srv, c, 32, 100 * MS);
+		if (got > 0)
+			st->events += got;
+	}
+	return NULL;
+}
+
+/*
+ * A registration is posted on an empty send queue (rdmaxfer_post_reg()),
+ * and while it waits for that SUBMIT takes no new send WRs.  A WRITE_IMM
+ * takes its notification's WR first and its WRITEs' after: it must not be
+ * held back then, or the send queue never empties and both wait for ever.
+ * The client EXPOSEs and REVOKEs windows on the connection it streams
+ * WRITE_IMMs on: every EXPOSE returns, and the stream goes on.
+ */
+TEST_F_TIMEOUT(xfer, expose_during_write_imm, 180)
+{
+	struct imm_stream st = {
+		.cli = self->cli, .srv = self->srv, .cconn = self->cconn,
+		.cbuf = self->cbuf, .win = self->win,
+	};
+	pthread_t wr, rp;
+	unsigned long before;
+	__u32 win;
+	int i;
+
+	ASSERT_EQ(0, pthread_create(&rp, NULL, imm_stream_reap, &st));
+	ASSERT_EQ(0, pthread_create(&wr, NULL, imm_stream_write, &st));
+	usleep(100000);
+	for (i = 0; i < 200; i++) {
+		before = __atomic_load_n(&st.done, __ATOMIC_RELAXED);
+		ASSERT_EQ(0, rdx_expose(self->cli, self->cconn, self->cbuf, (i % 16) * 4096, 4096,
+					RDMAXFER_REMOTE_READ, &win))
+			TH_LOG("EXPOSE #%d during WRITE_IMMs", i);
+		ASSERT_EQ(0, rdx_revoke(self->cli, win)) TH_LOG("REVOKE #%d", i);
+		if (i % 50 == 49)
+			TH_LOG("%d EXPOSEs, %lu WRITE_IMMs done (%lu since the last EXPOSE)",
+			       i + 1, st.done, st.done - before);
+	}
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(wr, NULL));
+	ASSERT_EQ(0, pthread_join(rp, NULL));
+	EXPECT_EQ(0, st.err) TH_LOG("the stream: %s", strerror(st.err));
+	EXPECT_EQ(0, st.failed);
+	EXPECT_LT(0, st.done);
+}
+
 /* Messages stay readable after the connection went down, until it is closed. */
 TEST_F(xfer, recv_after_disconnect)
 {
