@@ -1098,7 +1098,7 @@ TEST_F_TIMEOUT(xfer, close_ends_submit_waiting_for_credits, 90)
 struct imm_stream {
 	int cli, srv;
 	__u32 cconn, cbuf, win;
-	int stop;			/* atomic */
+	int stop, stop_reap;		/* atomic */
 	unsigned long done, failed;	/* WRITE_IMMs completed, with an error */
 	unsigned long events;		/* server events reaped */
 	int err;			/* SUBMIT's or REAP's errno */
@@ -1143,7 +1143,7 @@ static void *imm_stream_reap(void *arg)
 	struct rdmaxfer_completion c[32];
 	int got;
 
-	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&st->stop_reap, __ATOMIC_ACQUIRE)) {
 		got = rdx_reap(st->srv, c, 32, 100 * MS);
 		if (got > 0)
 			st->events += got;
@@ -1183,8 +1183,10 @@ TEST_F_TIMEOUT(xfer, expose_during_write_imm, 180)
 			TH_LOG("%d EXPOSEs, %lu WRITE_IMMs done (%lu since the last EXPOSE)",
 			       i + 1, st.done, st.done - before);
 	}
+	/* the writer's last SUBMIT may wait for credits: the reaper returns them */
 	__atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, pthread_join(wr, NULL));
+	__atomic_store_n(&st.stop_reap, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, pthread_join(rp, NULL));
 	EXPECT_EQ(0, st.err) TH_LOG("the stream: %s", strerror(st.err));
 	EXPECT_EQ(0, st.failed);
