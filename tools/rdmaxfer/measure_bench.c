@@ -19,8 +19,9 @@
  * server side how many messages it got (BENCH_END), which must be exactly
  * what was sent.  A server whose kernel has sink slots says so in
  * BENCH_READY (PROTO_BF_KSINK): the data SENDs then carry PROTO_SINK_IMM,
- * and its kernel drops and counts them without waking serve.  Only the data path runs in the threads; all control
- * messages go from the main thread while the threads wait at a barrier.
+ * and its kernel drops and counts them without waking serve.  Only the
+ * data path runs in the threads; all control messages go from the main
+ * thread while the threads wait at a barrier.
  *
  * Remote offsets (write/read): operation k of connection c uses the
  * size-aligned slot (c * depth + k % depth) mod (window / size) of the
