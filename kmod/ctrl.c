@@ -986,7 +986,9 @@ static int rdmaxfer_handle_write_done(struct rdmaxfer_conn *conn, const void *p,
  *
  * Every field is checked, lengths against what arrived.
  *
- * Context: the receive work (c_rx_work); may sleep.
+ * Context: the receive work (c_rx_work); may sleep.  A flow-control
+ * message (rdmaxfer_msg_is_flow()) is also handled from the receive CQ's
+ * handler (softirq): its handlers only take c_lock and wake waiters.
  * Return: 0 (the credit goes back with the buffer), RDMAXFER_HOLD_CREDIT,
  * or an error, which drops the connection.
  */
@@ -997,7 +999,6 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	u32 plen;
 	int ret;
 
-	might_sleep();
 	if (len < sizeof(*hdr))
 		return -EPROTO;
 	plen = be32_to_cpu(hdr->length);
@@ -1011,6 +1012,11 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	switch (be16_to_cpu(hdr->type)) {
 	case RDMAXFER_MSG_CREDIT:
 		return rdmaxfer_handle_credit(conn, p, plen);
+	case RDMAXFER_MSG_WANT:
+		return rdmaxfer_handle_want(conn, p, plen);
+	}
+	might_sleep();
+	switch (be16_to_cpu(hdr->type)) {
 	case RDMAXFER_MSG_ADVERT:
 		return rdmaxfer_handle_advert(conn, p, plen);
 	case RDMAXFER_MSG_REVOKE:
@@ -1019,8 +1025,6 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return rdmaxfer_handle_data(conn, p, plen);
 	case RDMAXFER_MSG_WRITE_DONE:
 		return rdmaxfer_handle_write_done(conn, p, plen);
-	case RDMAXFER_MSG_WANT:
-		return rdmaxfer_handle_want(conn, p, plen);
 	default:
 		return -EPROTO;
 	}
@@ -1050,10 +1054,12 @@ static int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *b
 
 /*
  * A control buffer's completion.  Only a message in it may sleep (it is
- * handled by the receive work); a skip, an error, a flush may not.
+ * handled by the receive work); a skip, an error, a flush, or a
+ * flow-control message the receive CQ's handler found (@flow, the message)
+ * may not.
  */
 static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
-				 const struct ib_wc *wc)
+				 const struct ib_wc *wc, const void *flow)
 {
 	bool repost = true;
 	int ret;
@@ -1082,6 +1088,8 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 		if (!repost)
 			rdmaxfer_maybe_send_credits(conn);	/* a WANT may need it */
 		ret = 0;
+	} else if (flow) {
+		ret = rdmaxfer_handle_msg(conn, flow, wc->byte_len);
 	} else {
 		might_sleep();
 		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, RDMAXFER_CTRL_SIZE,
@@ -1126,10 +1134,11 @@ static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *re
  * Completion of a slot: the user's message (a SEND with immediate)
  * completes it, unless an echo slot sends it back or a sink slot drops it;
  * a control message or a skip puts it back on the queue.
- * Only a control message may sleep (it is handled by the receive work).
+ * Only a control message may sleep (it is handled by the receive work),
+ * but for a flow-control message the receive CQ's handler copied (@flow).
  */
 static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
-				 const struct ib_wc *wc)
+				 const struct ib_wc *wc, const void *flow)
 {
 	int ret = 0;
 
@@ -1168,7 +1177,9 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
 		rdmaxfer_maybe_send_credits(conn);
 		return;
 	}
-	if (wc->byte_len) {
+	if (flow) {
+		ret = rdmaxfer_handle_msg(conn, flow, wc->byte_len);
+	} else if (wc->byte_len) {
 		might_sleep();
 		ret = rdmaxfer_slot_msg(conn, req, wc->byte_len);
 	}
@@ -1195,9 +1206,29 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
  * message needs process context: its completion is copied and queued for
  * c_rx_work, and so is every later completion until the work has caught
  * up, so that everything the peer sent is handled in the order it came (a
- * WRITE_DONE's event before the SEND that followed it).  A skip or a flush
- * is handled on the spot when nothing waits.
+ * WRITE_DONE's event before the SEND that followed it).  A skip, a flush
+ * or a flow-control message (CREDIT, WANT: they only move counters under
+ * c_lock) is handled on the spot when nothing waits: a ping-pong of user
+ * messages returns its slots with CREDIT messages, and waking the work for
+ * each of them would hold the next message behind a context switch.
  */
+
+/* Might @wc bring a flow-control message?  Then its bytes are looked at. */
+static bool rdmaxfer_rx_small_msg(const struct ib_wc *wc)
+{
+	return wc->status == IB_WC_SUCCESS && !(wc->wc_flags & IB_WC_WITH_IMM) &&
+	       wc->byte_len >= sizeof(struct rdmaxfer_msg_hdr) &&
+	       wc->byte_len <= RDMAXFER_MIN_SLOT;
+}
+
+/* Is the message (at least a header) a flow-control one? */
+static bool rdmaxfer_msg_is_flow(const void *msg)
+{
+	const struct rdmaxfer_msg_hdr *hdr = msg;
+
+	return hdr->type == cpu_to_be16(RDMAXFER_MSG_CREDIT) ||
+	       hdr->type == cpu_to_be16(RDMAXFER_MSG_WANT);
+}
 
 /* Keep a completion for the receive work.  c_lock held. */
 static void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
@@ -1221,17 +1252,24 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
+	const void *flow = NULL;
 	bool now;
 
+	if (rdmaxfer_rx_small_msg(wc)) {
+		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, wc->byte_len,
+					   DMA_FROM_DEVICE);
+		if (rdmaxfer_msg_is_flow(ct->ct_buf))
+			flow = ct->ct_buf;
+	}
 	spin_lock_bh(&conn->c_lock);
 	conn->c_rx_ctrl_posted--;
 	conn->c_rx_done++;
-	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len);
+	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &ct->ct_rx, wc, false);
 	spin_unlock_bh(&conn->c_lock);
 	if (now)
-		rdmaxfer_recv_handle(conn, ct, wc);
+		rdmaxfer_recv_handle(conn, ct, wc, flow);
 }
 
 /* Context: receive CQ completion handler (softirq). */
@@ -1239,18 +1277,26 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
+	u64 copy[RDMAXFER_MIN_SLOT / sizeof(u64)];
+	const void *flow = NULL;
 	bool now;
 
+	if (rdmaxfer_rx_small_msg(wc)) {
+		/* the user may change the slot's bytes: look at a copy only */
+		rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset, copy, wc->byte_len);
+		if (rdmaxfer_msg_is_flow(copy))
+			flow = copy;
+	}
 	spin_lock_bh(&conn->c_lock);
 	conn->c_rx_slots--;
 	conn->c_rx_done++;
 	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
-				   (wc->wc_flags & IB_WC_WITH_IMM));
+				   (wc->wc_flags & IB_WC_WITH_IMM) || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &req->r_rx, wc, true);
 	spin_unlock_bh(&conn->c_lock);
 	if (now)
-		rdmaxfer_slot_handle(conn, req, wc);
+		rdmaxfer_slot_handle(conn, req, wc, flow);
 }
 
 /**
@@ -1288,11 +1334,11 @@ void rdmaxfer_rx_work(struct work_struct *work)
 		if (rx->rx_slot) {
 			struct rdmaxfer_req *req = container_of(rx, struct rdmaxfer_req, r_rx);
 
-			rdmaxfer_slot_handle(conn, req, &wc);
+			rdmaxfer_slot_handle(conn, req, &wc, NULL);
 		} else {
 			struct rdmaxfer_ctrl *ct = container_of(rx, struct rdmaxfer_ctrl, ct_rx);
 
-			rdmaxfer_recv_handle(conn, ct, &wc);
+			rdmaxfer_recv_handle(conn, ct, &wc, NULL);
 		}
 		cond_resched();
 	}

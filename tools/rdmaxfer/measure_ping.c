@@ -52,9 +52,9 @@
  * Enough that each side tells the other of its reposted slots once every
  * few round trips, not at every one (a CREDIT message each way).
  */
-#define PING_SLOTS		8
+#define PING_SLOTS		64
 #define PING_SLOTS_BYTES	(16u << 20)	/* fewer slots (not < 2) past this */
-#define PING_SERVE_SLOTS	16
+#define PING_SERVE_SLOTS	64
 #define PING_SLOT_TAG		(1ull << 61)
 
 /*
