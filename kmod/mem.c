@@ -22,7 +22,11 @@
  * only after the ADVERT went out, so a REVOKE cannot overtake it.  A device maps
  * at most max_fast_reg_page_list_len pages per MR, so a window is a list of
  * segments, one MR each; the peer splits its operations at segment
- * boundaries.  Each registration rotates the MR's key.  A window is
+ * boundaries.  A window that starts on a huge page of memory backed by
+ * huge pages (THP, hugetlb) is registered with huge FRWR pages instead
+ * (rdmaxfer_window_huge()): one page-list entry per PMD_SIZE instead of
+ * per 4 KiB page, so a large window takes a few MRs instead of one per
+ * max_fast_reg_page_list_len base pages.  Each registration rotates the MR's key.  A window is
  * released (REVOKE, its connection going down, or the file closing) by
  * deregistering its MRs, which invalidates their keys, before the buffer
  * reference that keeps the pages pinned is dropped: invalidate, then unpin.
@@ -426,6 +430,9 @@ void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
 
 /*
  * Map the pages of one segment and prepare its MR; no WR is posted here.
+ * @pages: its @npages base pages; @offset: of its first byte in the first;
+ * @page_size: of the MR's page list, PAGE_SIZE or PMD_SIZE (huge pages:
+ * @offset is 0 and the pages are whole, aligned huge pages but the last).
  *
  * The MR's iova, which the peer puts in its work requests, is rewritten
  * from the DMA address of the first page (a kernel virtual address on
@@ -433,13 +440,16 @@ void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn)
  * may learn) to @base, the segment's place in the window, plus the offset
  * of the first byte in its page (which the device's page list needs).  So
  * an advertised address is the window offset of the segment plus the
- * in-page offset of the window's first byte, whatever the host.
+ * in-page offset of the window's first byte, whatever the host.  With huge
+ * pages that offset must be 0 (a DMA address that is not aligned to the
+ * huge page, behind an IOMMU, is not mapped this way: -EINVAL).
  */
 static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_wseg *ws,
 				   struct ib_pd *pd, struct page **pages, u32 npages,
-				   u32 offset, u32 length, u64 base)
+				   u32 offset, u32 length, u64 base, u32 page_size)
 {
 	struct ib_device *ib = pd->device;
+	u32 nmr = DIV_ROUND_UP(offset + length, page_size);
 	int ret, n;
 
 	ret = sg_alloc_table_from_pages_segment(&ws->ws_sgt, pages, npages, offset, length,
@@ -451,18 +461,75 @@ static int rdmaxfer_window_map_seg(struct rdmaxfer_window *win, struct rdmaxfer_
 		ws->ws_sgt.nents = 0;
 		return ret;
 	}
-	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, npages + RDMAXFER_MR_SPARE_PAGES);
+	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, nmr + RDMAXFER_MR_SPARE_PAGES);
 	if (IS_ERR(ws->ws_mr)) {
 		ret = PTR_ERR(ws->ws_mr);
 		ws->ws_mr = NULL;
 		return ret;
 	}
 	ib_update_fast_reg_key(ws->ws_mr, ib_inc_rkey(ws->ws_mr->rkey));
-	n = ib_map_mr_sg(ws->ws_mr, ws->ws_sgt.sgl, ws->ws_sgt.nents, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(ws->ws_mr, ws->ws_sgt.sgl, ws->ws_sgt.nents, NULL, page_size);
 	if (n != ws->ws_sgt.nents)
 		return n < 0 ? n : -EINVAL;
-	ws->ws_mr->iova = base + offset_in_page(ws->ws_mr->iova);
+	if (page_size != PAGE_SIZE && (ws->ws_mr->iova & (page_size - 1)))
+		return -EINVAL;
+	ws->ws_mr->iova = base + (ws->ws_mr->iova & (page_size - 1));
 	return 0;
+}
+
+/*
+ * Huge-page segments.  A window may be registered with FRWR pages of
+ * PMD_SIZE when the device takes that page size, the window's first byte
+ * starts a huge page (in the user's address space, so its advertised
+ * segment addresses stay window offsets: the huge layout tells the peer
+ * only that the window starts on a huge page), and every PMD_SIZE chunk of
+ * its pinned pages is physically contiguous and aligned (the last one may
+ * be partial).  A segment then covers up to RDMAXFER_HUGE_SEG huge pages:
+ * Soft-RoCE since 6.12 expands each page of an FRWR page list into 4 KiB
+ * entries of one kzalloc'ed array (rxe_map_mr_sg()), so the MR's page list
+ * is kept short enough for that array to be a small allocation.  If the
+ * device cannot map a segment that way (an IOMMU that did not keep the
+ * alignment, an allocation that failed), the window falls back to base
+ * pages.
+ */
+#define RDMAXFER_HUGE_PAGES	(PMD_SIZE >> PAGE_SHIFT)	/* base pages per huge page */
+#define RDMAXFER_HUGE_SEG	8	/* huge pages per segment, at most */
+
+/*
+ * Huge pages a segment of @ib covers, 0 if the device cannot register
+ * huge pages.
+ */
+static u32 rdmaxfer_huge_seg(struct ib_device *ib)
+{
+	u32 len = ib->attrs.max_fast_reg_page_list_len;
+
+	if (!(ib->attrs.page_size_cap & PMD_SIZE) || len <= RDMAXFER_MR_SPARE_PAGES)
+		return 0;
+	return min_t(u32, len - RDMAXFER_MR_SPARE_PAGES, RDMAXFER_HUGE_SEG);
+}
+
+/*
+ * May the @npages pinned pages from @pages, starting a window, be
+ * registered as huge pages (see above)?  Cheap next to mapping them: one
+ * comparison per base page.
+ */
+static bool rdmaxfer_window_huge(struct ib_device *ib, struct page **pages,
+				 unsigned long npages, u64 first_byte_addr)
+{
+	unsigned long i, pfn = 0;
+
+	if (!rdmaxfer_huge_seg(ib) || !IS_ALIGNED(first_byte_addr, PMD_SIZE) ||
+	    npages < RDMAXFER_HUGE_PAGES)
+		return false;
+	for (i = 0; i < npages; i++) {
+		unsigned long next = page_to_pfn(pages[i]);
+
+		if (i % RDMAXFER_HUGE_PAGES ? next != pfn + 1 :
+		    !IS_ALIGNED(next, RDMAXFER_HUGE_PAGES))
+			return false;
+		pfn = next;
+	}
+	return true;
 }
 
 static int rdmaxfer_ib_access(u32 access)
@@ -628,7 +695,8 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 						      struct rdmaxfer_buf *buf,
 						      const struct rdmaxfer_expose *cmd)
 {
-	u32 seg_pages = rdmaxfer_seg_pages(conn->c_dev->rd_ib);
+	struct ib_device *ib = conn->c_dev->rd_ib;
+	u32 seg_pages = rdmaxfer_seg_pages(ib), page_size = PAGE_SIZE;
 	u64 first_byte = offset_in_page(buf->b_addr) + cmd->offset;
 	unsigned long fp = first_byte >> PAGE_SHIFT, npages;
 	u32 in_page = offset_in_page(first_byte);
@@ -663,8 +731,15 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 	win->w_length = cmd->length;
 	win->w_access = cmd->access;
 	init_completion(&win->w_reg_done);
-	win->w_nsegs = nsegs;
-	for (i = 0; i < nsegs; i++) {
+	/* local registrations keep base pages: rdmaxfer_lmr_sges() counts on it */
+	if (!local && rdmaxfer_window_huge(ib, buf->b_pages + fp, npages,
+					   buf->b_addr + cmd->offset)) {
+		page_size = PMD_SIZE;
+		seg_pages = rdmaxfer_huge_seg(ib) * RDMAXFER_HUGE_PAGES;
+	}
+again:
+	win->w_nsegs = DIV_ROUND_UP(npages, seg_pages);
+	for (i = 0; i < win->w_nsegs; i++) {
 		u32 np = min_t(unsigned long, seg_pages, npages - i * seg_pages);
 		u64 seg_start = i ? (u64)i * seg_pages * PAGE_SIZE - in_page : 0;
 		u32 len = min_t(u64, cmd->length - seg_start,
@@ -674,10 +749,21 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 		ret = rdmaxfer_window_map_seg(win, &win->w_segs[i], conn->c_pd,
 					      buf->b_pages + fp + i * seg_pages, np,
 					      i ? 0 : in_page, len,
-					      (u64)i * seg_pages << PAGE_SHIFT);
+					      (u64)i * seg_pages << PAGE_SHIFT, page_size);
+		if (ret && page_size != PAGE_SIZE) {
+			/* not as huge pages, then: as base pages */
+			rdmaxfer_window_free_segs(win, ib);
+			memset(win->w_segs, 0, nsegs * sizeof(win->w_segs[0]));
+			page_size = PAGE_SIZE;
+			seg_pages = rdmaxfer_seg_pages(ib);
+			goto again;
+		}
 		if (ret)
 			goto out_win;
 	}
+	/* the file is charged for the base-page layout, the most it takes */
+	atomic_sub(nsegs - win->w_nsegs, &rf->rf_nmrs);
+	nsegs = win->w_nsegs;
 	ret = rdmaxfer_window_register(win);
 	if (!ret && !local)
 		ret = rdmaxfer_obj_reserve(&win->w_obj);

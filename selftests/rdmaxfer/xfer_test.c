@@ -2007,6 +2007,171 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 	}
 }
 
+/*
+ * Anonymous memory that starts on a 2 MiB boundary, asking for transparent
+ * huge pages; NULL on failure.
+ */
+static unsigned char *map_huge_aligned(size_t len)
+{
+	unsigned char *p = map_anon(len + 2 * MiB);
+	size_t head;
+
+	if (!p)
+		return NULL;
+	head = (2 * MiB - (uintptr_t)p % (2 * MiB)) % (2 * MiB);
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, 2 * MiB - head);
+	madvise(p + head, len, MADV_HUGEPAGE);	/* "always" needs no advice */
+	return p + head;
+}
+
+/* KiB of the mapping at @p backed by transparent huge pages (smaps), or -1. */
+static long anon_huge_kib(const void *p)
+{
+	char line[256];
+	unsigned long lo, hi;
+	long kib = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {	/* a mapping's first line */
+			if (in)
+				break;
+			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+		} else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kib;
+}
+
+/*
+ * The segments of window @win in the rdmaxfer_window_expose events of our
+ * trace instance: -1 without one (no tracefs) or no event for it.
+ */
+#define TRACE_INST "/sys/kernel/tracing/instances/rdmaxfer_xfer_test"
+
+static bool trace_inst_start(void)
+{
+	int fd;
+	bool ok;
+
+	if (access("/sys/kernel/tracing/instances", F_OK))
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);	/* as observe.sh */
+	rmdir(TRACE_INST);
+	if (mkdir(TRACE_INST, 0700))
+		return false;
+	fd = open(TRACE_INST "/events/rdmaxfer/rdmaxfer_window_expose/enable", O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && write(fd, "1", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		rmdir(TRACE_INST);
+	return ok;
+}
+
+static int trace_inst_segments(__u32 win)
+{
+	static char buf[1 << 16];
+	char key[32], *at, *last = NULL;
+	int fd = open(TRACE_INST "/trace", O_RDONLY | O_CLOEXEC), segs = -1;
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	snprintf(key, sizeof(key), " window=%u ", win);
+	for (at = strstr(buf, key); at; at = strstr(at + 1, key))
+		last = at;
+	if (last && (at = strstr(last, "segments=")))
+		segs = atoi(at + strlen("segments="));
+	return segs;
+}
+
+/*
+ * A window that starts on a huge page of THP-backed memory is registered
+ * with huge FRWR pages (mem.c, "Huge-page segments"): 16 MiB segments of
+ * 8 huge pages instead of one per 511 base pages on Soft-RoCE.  The data
+ * lands right across huge pages and segments, and a window elsewhere keeps
+ * base pages.  The layout is checked in the trace when the memory is
+ * wholly THP-backed and tracefs is there; the data always.
+ */
+TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
+{
+	static const struct { __u64 off, len; int segs; } w[] = {
+		{ 0, 20 * MiB, 2 },		/* 16 MiB + 4 MiB */
+		{ 2 * MiB, 2 * MiB + 5, 1 },	/* its last huge page partly */
+		{ 4 * MiB, 16 * MiB, 1 },	/* exactly one segment */
+		{ 4096, 4 * MiB, -1 },		/* not on a huge page: base pages */
+	};
+	size_t len = 20 * MiB;
+	unsigned char *s = map_huge_aligned(len), *c = map_anon(2 * len + 1);
+	struct rdmaxfer_completion comp;
+	unsigned char pre, post;
+	bool traced, huge;
+	unsigned int i;
+	__u32 sb, cb, win;
+	long kib;
+	int segs;
+
+	ASSERT_TRUE(s != NULL && c != NULL);
+	memset(s, 1, len);		/* fault it in: huge pages where it can */
+	kib = anon_huge_kib(s);
+	huge = kib >= (long)(len / 1024);
+	traced = trace_inst_start();
+	TH_LOG("%ld KiB of %llu MiB on huge pages; layout %schecked", kib, ULL(len / MiB),
+	       huge && traced ? "" : "not ");
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, s, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sb));
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, c, 2 * len + 1,
+				 RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &cb));
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		unsigned char *base = s + w[i].off;
+		__u64 n = w[i].len, half = n / 2;
+
+		win = expose_wait(_metadata, self, sb, w[i].off, n,
+				  RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE);
+		segs = traced ? trace_inst_segments(win) : -1;
+		if (huge && traced && w[i].segs > 0)
+			EXPECT_EQ(w[i].segs, segs) TH_LOG("window %u", i);
+		if (traced && w[i].segs < 0)
+			EXPECT_LE(2, segs) TH_LOG("window %u: base pages", i);
+		fill(s, len, 100 + i);
+		fill(c, n, 200 + i);
+		pre = w[i].off ? base[-1] : 0;
+		post = w[i].off + n < len ? base[n] : 0;
+		/* the whole window, its last byte, then a READ of its second half */
+		run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, cb, 0, win, 0, n, 0),
+			&comp);
+		EXPECT_EQ(-1, first_diff(base, c, n)) TH_LOG("window %u", i);
+		if (w[i].off)
+			EXPECT_EQ(pre, base[-1]) TH_LOG("window %u: the byte before it changed", i);
+		if (w[i].off + n < len)
+			EXPECT_EQ(post, base[n]) TH_LOG("window %u: the byte after it changed", i);
+		c[n] = ~base[n - 1];
+		run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, cb, n, win, n - 1, 1,
+					      0), &comp);
+		EXPECT_EQ(c[n], base[n - 1]) TH_LOG("window %u", i);
+		fill(base + half, n - half, 300 + i);
+		run_one(_metadata, self, mkop(RDMAXFER_OP_READ, self->cconn, cb, n + 1, win, half,
+					      n - half, 0), &comp);
+		EXPECT_EQ(-1, first_diff(c + n + 1, base + half, n - half)) TH_LOG("window %u", i);
+		ASSERT_EQ(0, rdx_revoke(self->srv, win));
+	}
+	if (traced)
+		rmdir(TRACE_INST);
+	ASSERT_EQ(0, rdx_dereg_buf(self->srv, sb));
+	ASSERT_EQ(0, rdx_dereg_buf(self->cli, cb));
+	munmap(s, len);
+	munmap(c, 2 * len + 1);
+}
+
 /* An atomic window whose start is not 8-byte aligned in memory. */
 TEST_F(xfer, atomic_on_misaligned_memory_posts_nothing)
 {

@@ -6,7 +6,8 @@
  * One process, two open files of /dev/rdmaxfer: one LISTENs on the
  * device's address (port 0: the kernel picks a free port), the other
  * CONNECTs to it, the first ACCEPTs; no `serve` is needed.  For each size,
- * an anonymous buffer is mapped and written page by page first, so that no
+ * an anonymous buffer is mapped (from 2 MiB on, starting on a 2 MiB
+ * boundary, for huge pages) and written page by page first, so that no
  * page fault is timed.  One kernel repetition is, each ioctl timed alone
  * with CLOCK_MONOTONIC:
  *
@@ -51,6 +52,7 @@
 #define RB_MAX_WINDOWS		64
 #define RB_MEM_HEADROOM		(128ull << 20)	/* left to the rest of the system */
 #define RB_TIMEOUT_NS		(10ll * 1000000000)
+#define RB_HUGE_ALIGN		(2ull << 20)	/* buffers from 2 MiB on start there */
 #define CAP_IPC_LOCK_BIT	14
 
 static const uint64_t default_sizes[] = {
@@ -475,6 +477,29 @@ static bool size_skip(const struct regbench *rb, uint64_t size, char *why, size_
 	return false;
 }
 
+/*
+ * An anonymous mapping of @size bytes starting on a 2 MiB boundary, as a
+ * program that wants transparent huge pages lays out its buffers (a
+ * mapping that does not start on one gets huge pages only inside, and
+ * rdmaxfer registers huge pages only from a window's start: mem.c).
+ */
+static char *map_buffer(uint64_t size)
+{
+	uint64_t align = RB_HUGE_ALIGN, head;
+	char *p;
+
+	if (size < align)
+		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	head = (align - (uintptr_t)p % align) % align;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + size, align - head);
+	return p + head;
+}
+
 static int measure(struct regbench *rb, const struct rb_opts *o, struct rb_row *r)
 {
 	double *v[7];
@@ -493,7 +518,7 @@ static int measure(struct regbench *rb, const struct rb_opts *o, struct rb_row *
 		n = RB_BIG_REPS;
 	r->reps = n;
 
-	buf = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf = map_buffer(r->size);
 	if (buf == MAP_FAILED) {
 		snprintf(r->skip, sizeof(r->skip), "cannot map the buffer: %s", strerror(errno));
 		return 0;
