@@ -2095,13 +2095,55 @@ static int trace_inst_segments(__u32 win)
 	return segs;
 }
 
+static long sysfs_read(const char *path);
+static void sysfs_write(const char *path, long v);
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+
 /*
- * A window that starts on a huge page of THP-backed memory is registered
- * with huge FRWR pages (mem.c, "Huge-page segments"): 16 MiB segments of
- * 8 huge pages instead of one per 511 base pages on Soft-RoCE.  The data
- * lands right across huge pages and segments, and a window elsewhere keeps
- * base pages.  The layout is checked in the trace when the memory is
- * wholly THP-backed and tracefs is there; the data always.
+ * @len bytes on huge pages, starting on one: transparent huge pages, else
+ * hugetlb pages (*@reserved: how many this reserved, to give back), else
+ * whatever anonymous memory the kernel gave (*@how says).
+ */
+static unsigned char *map_huge(size_t len, const char **how, long *reserved)
+{
+	unsigned char *p = map_huge_aligned(len);
+	void *h;
+	long nr;
+
+	*reserved = 0;
+	*how = "base pages";
+	if (!p)
+		return NULL;
+	memset(p, 1, len);	/* fault it in: huge pages where it can */
+	if (anon_huge_kib(p) >= (long)(len / 1024)) {
+		*how = "transparent huge pages";
+		return p;
+	}
+	nr = sysfs_read(NR_HUGEPAGES);
+	if (nr >= 0) {
+		sysfs_write(NR_HUGEPAGES, nr + (long)(len / (2 * MiB)));
+		*reserved = sysfs_read(NR_HUGEPAGES) - nr;
+	}
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	if (h == MAP_FAILED) {
+		if (*reserved > 0)
+			sysfs_write(NR_HUGEPAGES, nr);
+		*reserved = 0;
+		return p;
+	}
+	munmap(p, len);
+	*how = "hugetlb pages";
+	return h;
+}
+
+/*
+ * A window that starts on a huge page is registered with huge FRWR pages
+ * (mem.c, "Huge-page segments"): 16 MiB segments of 8 huge pages instead
+ * of one per 511 base pages on Soft-RoCE.  The data lands right across
+ * huge pages and segments, and a window elsewhere keeps base pages.  The
+ * layout is checked in the trace when the memory is on huge pages (THP,
+ * else hugetlb) and tracefs is there; the data always.
  */
 TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 {
@@ -2112,21 +2154,21 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 		{ 4096, 4 * MiB, -1 },		/* not on a huge page: base pages */
 	};
 	size_t len = 20 * MiB;
-	unsigned char *s = map_huge_aligned(len), *c = map_anon(2 * len + 1);
+	unsigned char *s, *c = map_anon(2 * len + 1);
 	struct rdmaxfer_completion comp;
 	unsigned char pre, post;
+	const char *how;
 	bool traced, huge;
 	unsigned int i;
 	__u32 sb, cb, win;
-	long kib;
+	long reserved;
 	int segs;
 
+	s = map_huge(len, &how, &reserved);
 	ASSERT_TRUE(s != NULL && c != NULL);
-	memset(s, 1, len);		/* fault it in: huge pages where it can */
-	kib = anon_huge_kib(s);
-	huge = kib >= (long)(len / 1024);
+	huge = strcmp(how, "base pages");
 	traced = trace_inst_start();
-	TH_LOG("%ld KiB of %llu MiB on huge pages; layout %schecked", kib, ULL(len / MiB),
+	TH_LOG("%llu MiB on %s; layout %schecked", ULL(len / MiB), how,
 	       huge && traced ? "" : "not ");
 	ASSERT_EQ(0, rdx_reg_buf(self->srv, s, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sb));
 	ASSERT_EQ(0, rdx_reg_buf(self->cli, c, 2 * len + 1,
@@ -2170,6 +2212,8 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 	ASSERT_EQ(0, rdx_dereg_buf(self->cli, cb));
 	munmap(s, len);
 	munmap(c, 2 * len + 1);
+	if (reserved > 0)
+		sysfs_write(NR_HUGEPAGES, sysfs_read(NR_HUGEPAGES) - reserved);
 }
 
 /* An atomic window whose start is not 8-byte aligned in memory. */
@@ -2534,8 +2578,6 @@ TEST_F(xfer, reg_buf_bad_lengths_and_memory)
 	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_READ, &id));
 	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_WRITE, &id));
 }
-
-#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 
 static long sysfs_read(const char *path)
 {
