@@ -392,6 +392,8 @@ static void rdmaxfer_window_unlink(struct rdmaxfer_window *win)
 	spin_lock_bh(&conn->c_lock);
 	listed = !list_empty(&win->w_entry);
 	list_del_init(&win->w_entry);
+	if (listed)
+		conn->c_nwindows--;
 	spin_unlock_bh(&conn->c_lock);
 	kref_get(&win->w_obj.ref);
 	if (listed)
@@ -900,7 +902,8 @@ void rdmaxfer_lmr_release_all(struct rdmaxfer_conn *conn)
  * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
  * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
  * (atomics on a device without them), -EMFILE, -ENOSPC (the file's windows
- * have RDMAXFER_MAX_FILE_MRS segments), -ENOMEM, -EINTR.
+ * have RDMAXFER_MAX_FILE_MRS segments, or the connection has
+ * RDMAXFER_MAX_PEER_WINS windows), -ENOMEM, -EINTR.
  */
 int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 {
@@ -932,6 +935,11 @@ int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 		ret = -EOPNOTSUPP;
 		goto out_exit;
 	}
+	/* a hint that saves registering for nothing; checked again below */
+	if (READ_ONCE(conn->c_nwindows) >= RDMAXFER_MAX_PEER_WINS) {
+		ret = -ENOSPC;
+		goto out_exit;
+	}
 	win = rdmaxfer_window_create(rf, conn, buf, cmd);
 	if (IS_ERR(win)) {
 		ret = PTR_ERR(win);
@@ -945,11 +953,14 @@ int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 	 * waits for rdmaxfer_conn_exit()) finds it on the list after.
 	 */
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+		ret = -ENOTCONN;
+	} else if (conn->c_nwindows >= RDMAXFER_MAX_PEER_WINS) {
+		ret = -ENOSPC;	/* the peer would drop the connection */
+	} else {
 		kref_get(&win->w_obj.ref);
 		list_add_tail(&win->w_entry, &conn->c_windows);
-	} else {
-		ret = -ENOTCONN;
+		conn->c_nwindows++;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (!ret)

@@ -112,7 +112,10 @@
 #define RDMAXFER_MAX_OBJECTS	1024
 #define RDMAXFER_MAX_FILE_MRS	4096	/* window segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
-/* Windows one peer may have exposed to one connection (ADVERTs beyond: EPROTO). */
+/*
+ * Windows one peer may have exposed to one connection (ADVERTs beyond:
+ * EPROTO); EXPOSE keeps to it (ENOSPC).
+ */
 #define RDMAXFER_MAX_PEER_WINS	256
 
 /*
@@ -531,6 +534,8 @@ struct rdmaxfer_msg {
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
+ * @c_nwindows: their number, at most RDMAXFER_MAX_PEER_WINS (what the peer
+ *	takes)
  * @c_peer_wins: the peer's windows, by the peer's id (under @c_peer_win_lock)
  * @c_peer_win_lock: protects @c_peer_wins against SUBMIT reading it
  * @c_wait: senders waiting for credits, send buffers or WRs
@@ -627,6 +632,7 @@ struct rdmaxfer_conn {
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
+	u32				c_nwindows;
 	struct xarray			c_peer_wins;
 	struct mutex			c_peer_win_lock;	/* c_peer_wins */
 	wait_queue_head_t		c_wait;

@@ -3508,13 +3508,54 @@ TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
 	TH_LOG("%lu windows of 64 MiB over one buffer, then %s", n, strerror(e));
 	EXPECT_EQ(ENOSPC, e);
 	EXPECT_LT(0, n);
-	EXPECT_GT(4096 / 2, n);		/* 64 MiB is many segments on any device */
+	/* the file's 4096 MRs, or the connection's 256 windows (huge pages) */
+	EXPECT_GE(256, n);
 	ASSERT_NE(0, first);
 	EXPECT_EQ(0, rdx_revoke(self->srv, first));
 	e = rdx_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
 	EXPECT_EQ(0, e) TH_LOG("EXPOSE after a REVOKE: %s", strerror(e));
 	ASSERT_LE(0, count_window_events(self->cli, 500 * MS, &adverts, &revokes, &downs));
 	EXPECT_EQ(0, downs);
+}
+
+/*
+ * A connection carries at most 256 of our windows, the most a peer takes
+ * (RDMAXFER_MAX_PEER_WINS): one more EXPOSE is ENOSPC and the connection
+ * stays up, where the peer would have dropped it at the 257th ADVERT; a
+ * REVOKE makes room again.
+ */
+TEST_F_TIMEOUT(xfer, windows_per_connection_are_bounded, 120)
+{
+	unsigned long adverts = 0, revokes = 0, downs = 0, made;
+	struct rdmaxfer_completion c;
+	__u32 w = 0, first = 0;
+	int e = 0;
+
+	/* the fixture's window is the first of the 256 */
+	for (made = 0; made < 300; made++) {
+		e = rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+			       &w);
+		if (e)
+			break;
+		if (!first)
+			first = w;
+		ASSERT_LE(0, count_window_events(self->cli, 0, &adverts, &revokes, &downs));
+	}
+	EXPECT_EQ(255, made) TH_LOG("then %s", strerror(e));
+	EXPECT_EQ(ENOSPC, e);
+	ASSERT_NE(0, first);
+	EXPECT_EQ(0, rdx_revoke(self->srv, first));
+	EXPECT_EQ(0, rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
+				&w));
+	ASSERT_LE(0, count_window_events(self->cli, 500 * MS, &adverts, &revokes, &downs));
+	EXPECT_EQ(0, downs);
+	EXPECT_EQ(256, adverts);
+	EXPECT_EQ(1, revokes);
+	/* and the connection still moves data */
+	fill(self->cmem, 4096, 7);
+	run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win,
+				      0, 4096, 0), &c);
+	EXPECT_EQ(-1, first_diff(self->smem, self->cmem, 4096));
 }
 
 TEST_F(xfer, close_unknown_and_listener)
