@@ -19,17 +19,19 @@
  * for, and advertises it to the peer in one ADVERT message, whose segment
  * addresses are window offsets (the MR's iova is rewritten: no kernel,
  * physical or DMA address goes on the wire).  The window's id is published
- * only after the ADVERT went out, so a REVOKE cannot overtake it.  A device maps
- * at most max_fast_reg_page_list_len pages per MR, so a window is a list of
- * segments, one MR each; the peer splits its operations at segment
+ * only after the ADVERT went out, so a REVOKE cannot overtake it.  A device
+ * maps at most max_fast_reg_page_list_len pages per MR, so a window is a
+ * list of segments, one MR each; the peer splits its operations at segment
  * boundaries.  A window that starts on a huge page of memory backed by
  * huge pages (THP, hugetlb) is registered with huge FRWR pages instead
  * (rdmaxfer_window_huge()): one page-list entry per PMD_SIZE instead of
  * per 4 KiB page, so a large window takes a few MRs instead of one per
- * max_fast_reg_page_list_len base pages.  Each registration rotates the MR's key.  A window is
- * released (REVOKE, its connection going down, or the file closing) by
- * deregistering its MRs, which invalidates their keys, before the buffer
- * reference that keeps the pages pinned is dropped: invalidate, then unpin.
+ * max_fast_reg_page_list_len base pages.  A connection carries at most
+ * RDMAXFER_MAX_PEER_WINS of our windows, what the peer takes.  Each
+ * registration rotates the MR's key.  A window is released (REVOKE, its
+ * connection going down, or the file closing) by deregistering its MRs,
+ * which invalidates their keys, before the buffer reference that keeps the
+ * pages pinned is dropped: invalidate, then unpin.
  *
  * The peer's windows (struct rdmaxfer_peer_win) live in the connection's
  * c_peer_wins xarray, built from ADVERT messages after checking every field.
