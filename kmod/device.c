@@ -484,7 +484,7 @@ static const char *rdmaxfer_state_name(enum rdmaxfer_conn_state state)
 static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
 			       struct rdmaxfer_conn *conn)
 {
-	u32 credits, peer_recvs, nmsgs, pieces = 0, windows = 0;
+	u32 credits, peer_recvs, nmsgs, pieces = 0, windows;
 	const struct rdmaxfer_addr *a = &conn->c_peer;
 	enum rdmaxfer_conn_state state;
 	struct list_head *pos;
@@ -497,8 +497,7 @@ static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
 	nmsgs = conn->c_nmsgs;
 	list_for_each(pos, &conn->c_sq_pieces)
 		pieces++;
-	list_for_each(pos, &conn->c_windows)
-		windows++;
+	windows = conn->c_nwindows;
 	spin_unlock_bh(&conn->c_lock);
 
 	seq_printf(m, "file %u conn %u %s qpn %u peer ", conn->c_obj.file->rf_trace_id,

@@ -395,7 +395,7 @@ static void rdmaxfer_window_unlink(struct rdmaxfer_window *win)
 	listed = !list_empty(&win->w_entry);
 	list_del_init(&win->w_entry);
 	if (listed)
-		conn->c_nwindows--;
+		WRITE_ONCE(conn->c_nwindows, conn->c_nwindows - 1);
 	spin_unlock_bh(&conn->c_lock);
 	kref_get(&win->w_obj.ref);
 	if (listed)
@@ -962,7 +962,7 @@ int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 	} else {
 		kref_get(&win->w_obj.ref);
 		list_add_tail(&win->w_entry, &conn->c_windows);
-		conn->c_nwindows++;
+		WRITE_ONCE(conn->c_nwindows, conn->c_nwindows + 1);
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (!ret)

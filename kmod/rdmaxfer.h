@@ -535,7 +535,7 @@ struct rdmaxfer_msg {
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
  * @c_nwindows: their number, at most RDMAXFER_MAX_PEER_WINS (what the peer
- *	takes)
+ *	takes); written under c_lock with @c_windows, read without as a hint
  * @c_peer_wins: the peer's windows, by the peer's id (under @c_peer_win_lock)
  * @c_peer_win_lock: protects @c_peer_wins against SUBMIT reading it
  * @c_wait: senders waiting for credits, send buffers or WRs

@@ -2051,8 +2051,8 @@ static long anon_huge_kib(const void *p)
 }
 
 /*
- * The segments of window @win in the rdmaxfer_window_expose events of our
- * trace instance: -1 without one (no tracefs) or no event for it.
+ * A trace instance of our own with rdmaxfer_window_expose enabled (other
+ * tests' tracing is not disturbed): true if tracefs gave us one.
  */
 #define TRACE_INST "/sys/kernel/tracing/instances/rdmaxfer_xfer_test"
 
@@ -2075,6 +2075,10 @@ static bool trace_inst_start(void)
 	return ok;
 }
 
+/*
+ * The segments of window @win in the last rdmaxfer_window_expose event of
+ * our trace instance for it: -1 if there is none.
+ */
 static int trace_inst_segments(__u32 win)
 {
 	static char buf[1 << 16];
