@@ -27,8 +27,9 @@
  * allocation after a successful one; kmemleak falls back to its memory
  * pool, so most of the "absorbed" faults are those.
  *
- * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE, REVOKE, SUBMIT of each
- * operation, CLOSE of a connection and of a listener, RING_SETUP.
+ * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE (on base and on huge
+ * pages, where a fault makes it fall back to base pages), REVOKE, SUBMIT of
+ * each operation, CLOSE of a connection and of a listener, RING_SETUP.
  * Connection setup in rdma_cm's handlers (the listener's CONNECT_REQUEST:
  * the passive side; the client's ROUTE_RESOLVED) runs in kernel worker
  * threads that fail-nth, a per-thread setting, cannot reach: the module
@@ -577,6 +578,112 @@ static int undo_revoke(int err)
 	return ret;
 }
 
+/*
+ * EXPOSE of a window on huge pages.  Such a window is registered with huge
+ * FRWR pages (kmod/mem.c, "Huge-page segments"); a fault while its segments
+ * are mapped does not fail EXPOSE but makes it fall back to base pages.  The
+ * window here takes two huge segments; a call that absorbed a fault may have
+ * either layout (read from a trace instance of our own), and its window
+ * must serve READs at both ends with the buffer's bytes.  Set up without
+ * fault injection by huge_setup(), which says why it cannot be (no huge
+ * pages, no tracefs, a device that takes no huge FRWR pages).
+ */
+#define HUGE_WIN	(18UL << 20)	/* 16 MiB + 2 MiB: two huge segments */
+#define HUGE_SEGS	2
+
+static struct {
+	unsigned char *mem;
+	__u32 buf;
+	long reserved;
+	unsigned int fallbacks;
+	char tdir[256];
+} hg;
+
+static int call_expose_huge(void)
+{
+	expose_trace_clear(hg.tdir);
+	return rdx_expose(s.srv, s.sconn, hg.buf, 0, HUGE_WIN, RDMAXFER_REMOTE_READ, &made);
+}
+
+/* A READ of 4 KiB at @roff of window @win brings the buffer's bytes there. */
+static int huge_read_matches(__u32 win, __u64 roff)
+{
+	struct rdmaxfer_op op = mkop(RDMAXFER_OP_READ, s.cconn, s.cbuf, 0, win, roff, 4096, 11);
+	struct rdmaxfer_completion c;
+	int n;
+
+	memset(s.cmem, 0, 4096);
+	if (rdx_submit(s.cli, &op, 1, NULL))
+		return 0;
+	while ((n = rdx_reap(s.cli, &c, 1, CALL_TMO)) == 1 && c.opcode >= 0x100)
+		;
+	return n == 1 && c.user_data == 11 && !c.status && !memcmp(s.cmem, hg.mem + roff, 4096);
+}
+
+static int undo_expose_huge(int err)
+{
+	struct rdmaxfer_completion c;
+	int ok = 0, n, segs;
+
+	if (err)
+		return 0;
+	while (!ok && (n = rdx_reap(s.cli, &c, 1, CALL_TMO)) == 1)
+		ok = c.opcode == RDMAXFER_EVENT_WINDOW && c.window_id == made;
+	segs = expose_trace_segments(hg.tdir, made);
+	if (segs > HUGE_SEGS) {
+		hg.fallbacks++;
+	} else if (segs != HUGE_SEGS) {
+		ksft_print_msg("EXPOSE on huge pages: window of %d segments\n", segs);
+		ok = 0;
+	}
+	ok = ok && huge_read_matches(made, 0) && huge_read_matches(made, HUGE_WIN - 4096);
+	if (!ok)
+		ksft_print_msg("EXPOSE on huge pages: the window it made does not work\n");
+	ok = !rdx_revoke(s.srv, made) && ok;
+	drain(0);
+	return !ok;
+}
+
+/* NULL, or why the path cannot run here. */
+static const char *huge_setup(void)
+{
+	const char *how;
+	size_t i;
+	int segs, err;
+
+	hg.mem = huge_map(HUGE_WIN, &how, &hg.reserved);
+	if (!hg.mem)
+		return "no memory for the huge-page window";
+	if (!strcmp(how, "base pages"))
+		return "no huge pages (no THP, and vm.nr_hugepages could not be raised)";
+	if (!expose_trace_start(hg.tdir, sizeof(hg.tdir), "rdmaxfer_fail_nth"))
+		return "no tracefs instance to read the window's layout from";
+	for (i = 0; i < HUGE_WIN; i++)
+		hg.mem[i] = (unsigned char)(i * 7 + i / 4096);
+	if (rdx_reg_buf(s.srv, hg.mem, HUGE_WIN, RDMAXFER_BUF_READ, &hg.buf))
+		return "REG_BUF of the huge-page buffer failed";
+	err = call_expose_huge();
+	if (err)
+		return "EXPOSE of the huge-page window failed without a fault";
+	segs = expose_trace_segments(hg.tdir, made);
+	rdx_revoke(s.srv, made);
+	drain(0);
+	if (segs != HUGE_SEGS)
+		return "the device does not register this window with huge pages";
+	return NULL;
+}
+
+static void huge_teardown(void)
+{
+	if (hg.buf)
+		rdx_dereg_buf(s.srv, hg.buf);
+	if (hg.tdir[0])
+		rmdir(hg.tdir);
+	if (hg.mem)
+		munmap(hg.mem, HUGE_WIN);
+	huge_unreserve(hg.reserved);
+}
+
 static __u16 op_kind;
 
 static int call_submit(void)
@@ -869,7 +976,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("setting up a connection on %s failed: %s\n", addr4,
 				   strerror(errno));
 	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) +
-		      sizeof(slot_paths) / sizeof(slot_paths[0]) + 2);
+		      sizeof(slot_paths) / sizeof(slot_paths[0]) + 4);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		sweep(&paths[i]);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -878,6 +985,20 @@ int main(int argc, char **argv)
 		op_kind = ops[i].op;
 		sweep(&p);
 	}
+	why = huge_setup();
+	if (why) {
+		ksft_test_result_skip("EXPOSE on huge pages: %s\n", why);
+		ksft_test_result_skip("EXPOSE on huge pages falls back: %s\n", why);
+	} else {
+		struct path p = { "EXPOSE on huge pages", NULL, call_expose_huge, check_expose,
+				  undo_expose_huge };
+
+		sweep(&p);
+		ksft_test_result(hg.fallbacks > 0,
+				 "EXPOSE on huge pages falls back: %u times to base pages\n",
+				 hg.fallbacks);
+	}
+	huge_teardown();
 	/* after the copy path: once a side posted slots, its peer's SENDs go zero-copy */
 	for (i = 0; i < sizeof(slot_paths) / sizeof(slot_paths[0]); i++)
 		sweep(&slot_paths[i]);

@@ -6,21 +6,26 @@
  * (rdx_listen(), rdx_submit(), ...: each issues one ioctl and returns 0 or
  * the errno it failed with, and copies out the id it created) are
  * librdmaxfer's, shared with the CLI (tools/lib/rdmaxfer/librdmaxfer.h) and
- * built into every test program.  Nothing here checks anything; the tests
- * do.
+ * built into every test program.  Also memory on huge pages and a trace
+ * instance that shows how a window was registered (huge_*(), expose_trace_*()).
+ * Nothing here checks anything; the tests do.
  */
 #ifndef RDMAXFER_TEST_H
 #define RDMAXFER_TEST_H
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -246,6 +251,193 @@ static inline struct rdmaxfer_op mkop(__u16 opcode, __u32 conn, __u32 buf, __u64
 	op.length = len;
 	op.user_data = user_data;
 	return op;
+}
+
+/* --- huge pages, and how a window was registered ------------------------ */
+
+#define HUGE_LEN	(2UL << 20)	/* PMD_SIZE on x86-64 */
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+
+/* A number from a sysfs or procfs file, or -1. */
+static inline long sysfs_read(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* Best effort: callers look at what they got (the tests skip without it). */
+static inline void sysfs_write(const char *path, long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%ld\n", v);
+	if (write(fd, buf, strlen(buf)) < 0)
+		v = -1;
+	close(fd);
+}
+
+/*
+ * Anonymous memory that starts on a huge-page boundary, asking for
+ * transparent huge pages; NULL on failure.
+ */
+static inline unsigned char *huge_map_aligned(size_t len)
+{
+	unsigned char *p = map_anon(len + HUGE_LEN);
+	size_t head;
+
+	if (!p)
+		return NULL;
+	head = (HUGE_LEN - (uintptr_t)p % HUGE_LEN) % HUGE_LEN;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, HUGE_LEN - head);
+	madvise(p + head, len, MADV_HUGEPAGE);	/* "always" needs no advice */
+	return p + head;
+}
+
+/* KiB of the mapping at @p backed by transparent huge pages (smaps), or -1. */
+static inline long huge_anon_kib(const void *p)
+{
+	char line[256];
+	unsigned long lo, hi;
+	long kib = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {	/* a mapping's first line */
+			if (in)
+				break;
+			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+		} else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kib;
+}
+
+/*
+ * @len bytes (a multiple of HUGE_LEN) on huge pages, starting on one,
+ * faulted in: transparent huge pages, else hugetlb pages (*@reserved: how
+ * many this reserved, give them back with huge_unreserve()), else whatever
+ * anonymous memory the kernel gave (*@how says which).  NULL on failure.
+ */
+static inline unsigned char *huge_map(size_t len, const char **how, long *reserved)
+{
+	unsigned char *p = huge_map_aligned(len);
+	void *h;
+	long nr;
+
+	*reserved = 0;
+	*how = "base pages";
+	if (!p)
+		return NULL;
+	memset(p, 1, len);	/* fault it in: huge pages where it can */
+	if (huge_anon_kib(p) >= (long)(len / 1024)) {
+		*how = "transparent huge pages";
+		return p;
+	}
+	nr = sysfs_read(NR_HUGEPAGES);
+	if (nr >= 0) {
+		sysfs_write(NR_HUGEPAGES, nr + (long)(len / HUGE_LEN));
+		*reserved = sysfs_read(NR_HUGEPAGES) - nr;
+	}
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	if (h == MAP_FAILED) {
+		if (*reserved > 0)
+			sysfs_write(NR_HUGEPAGES, nr);
+		*reserved = 0;
+		return p;
+	}
+	munmap(p, len);
+	memset(h, 1, len);
+	*how = "hugetlb pages";
+	return h;
+}
+
+/* Give back the hugetlb pages huge_map() reserved (after munmap()). */
+static inline void huge_unreserve(long reserved)
+{
+	if (reserved > 0)
+		sysfs_write(NR_HUGEPAGES, sysfs_read(NR_HUGEPAGES) - reserved);
+}
+
+/*
+ * A trace instance of the caller's own, /sys/kernel/tracing/instances/
+ * @name, with the rdmaxfer_window_expose event on (other tests' tracing is
+ * not disturbed).  Writes its directory to @dir: true if tracefs gave one.
+ */
+static inline bool expose_trace_start(char *dir, size_t dirlen, const char *name)
+{
+	char path[512];
+	int fd;
+	bool ok;
+
+	if (access("/sys/kernel/tracing/instances", F_OK))
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);	/* as observe.sh */
+	snprintf(dir, dirlen, "/sys/kernel/tracing/instances/%s", name);
+	rmdir(dir);
+	if (mkdir(dir, 0700))
+		return false;
+	snprintf(path, sizeof(path), "%s/events/rdmaxfer/rdmaxfer_window_expose/enable", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && write(fd, "1", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		rmdir(dir);
+	return ok;
+}
+
+/* Empty the instance's buffer (so that it never wraps in a long test). */
+static inline void expose_trace_clear(const char *dir)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The segments (MRs) window @win was registered with, from the last
+ * rdmaxfer_window_expose event in the instance at @dir: -1 if none.
+ */
+static inline int expose_trace_segments(const char *dir, __u32 win)
+{
+	static char buf[1 << 16];
+	char path[512], key[32], *at, *last = NULL;
+	int fd, segs = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	snprintf(key, sizeof(key), " window=%u ", win);
+	for (at = strstr(buf, key); at; at = strstr(at + 1, key))
+		last = at;
+	if (last && (at = strstr(last, "segments=")))
+		segs = atoi(at + strlen("segments="));
+	return segs;
 }
 
 #endif /* RDMAXFER_TEST_H */

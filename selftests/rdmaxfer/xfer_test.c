@@ -2008,140 +2008,6 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 }
 
 /*
- * Anonymous memory that starts on a 2 MiB boundary, asking for transparent
- * huge pages; NULL on failure.
- */
-static unsigned char *map_huge_aligned(size_t len)
-{
-	unsigned char *p = map_anon(len + 2 * MiB);
-	size_t head;
-
-	if (!p)
-		return NULL;
-	head = (2 * MiB - (uintptr_t)p % (2 * MiB)) % (2 * MiB);
-	if (head)
-		munmap(p, head);
-	munmap(p + head + len, 2 * MiB - head);
-	madvise(p + head, len, MADV_HUGEPAGE);	/* "always" needs no advice */
-	return p + head;
-}
-
-/* KiB of the mapping at @p backed by transparent huge pages (smaps), or -1. */
-static long anon_huge_kib(const void *p)
-{
-	char line[256];
-	unsigned long lo, hi;
-	long kib = -1;
-	bool in = false;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {	/* a mapping's first line */
-			if (in)
-				break;
-			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
-		} else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return kib;
-}
-
-/*
- * A trace instance of our own with rdmaxfer_window_expose enabled (other
- * tests' tracing is not disturbed): true if tracefs gave us one.
- */
-#define TRACE_INST "/sys/kernel/tracing/instances/rdmaxfer_xfer_test"
-
-static bool trace_inst_start(void)
-{
-	int fd;
-	bool ok;
-
-	if (access("/sys/kernel/tracing/instances", F_OK))
-		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);	/* as observe.sh */
-	rmdir(TRACE_INST);
-	if (mkdir(TRACE_INST, 0700))
-		return false;
-	fd = open(TRACE_INST "/events/rdmaxfer/rdmaxfer_window_expose/enable", O_WRONLY | O_CLOEXEC);
-	ok = fd >= 0 && write(fd, "1", 1) == 1;
-	if (fd >= 0)
-		close(fd);
-	if (!ok)
-		rmdir(TRACE_INST);
-	return ok;
-}
-
-/*
- * The segments of window @win in the last rdmaxfer_window_expose event of
- * our trace instance for it: -1 if there is none.
- */
-static int trace_inst_segments(__u32 win)
-{
-	static char buf[1 << 16];
-	char key[32], *at, *last = NULL;
-	int fd = open(TRACE_INST "/trace", O_RDONLY | O_CLOEXEC), segs = -1;
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	snprintf(key, sizeof(key), " window=%u ", win);
-	for (at = strstr(buf, key); at; at = strstr(at + 1, key))
-		last = at;
-	if (last && (at = strstr(last, "segments=")))
-		segs = atoi(at + strlen("segments="));
-	return segs;
-}
-
-static long sysfs_read(const char *path);
-static void sysfs_write(const char *path, long v);
-#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
-
-/*
- * @len bytes on huge pages, starting on one: transparent huge pages, else
- * hugetlb pages (*@reserved: how many this reserved, to give back), else
- * whatever anonymous memory the kernel gave (*@how says).
- */
-static unsigned char *map_huge(size_t len, const char **how, long *reserved)
-{
-	unsigned char *p = map_huge_aligned(len);
-	void *h;
-	long nr;
-
-	*reserved = 0;
-	*how = "base pages";
-	if (!p)
-		return NULL;
-	memset(p, 1, len);	/* fault it in: huge pages where it can */
-	if (anon_huge_kib(p) >= (long)(len / 1024)) {
-		*how = "transparent huge pages";
-		return p;
-	}
-	nr = sysfs_read(NR_HUGEPAGES);
-	if (nr >= 0) {
-		sysfs_write(NR_HUGEPAGES, nr + (long)(len / (2 * MiB)));
-		*reserved = sysfs_read(NR_HUGEPAGES) - nr;
-	}
-	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-		 -1, 0);
-	if (h == MAP_FAILED) {
-		if (*reserved > 0)
-			sysfs_write(NR_HUGEPAGES, nr);
-		*reserved = 0;
-		return p;
-	}
-	munmap(p, len);
-	*how = "hugetlb pages";
-	return h;
-}
-
-/*
  * A window that starts on a huge page is registered with huge FRWR pages
  * (mem.c, "Huge-page segments"): 16 MiB segments of 8 huge pages instead
  * of one per 511 base pages on Soft-RoCE.  The data lands right across
@@ -2162,16 +2028,17 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 	struct rdmaxfer_completion comp;
 	unsigned char pre, post;
 	const char *how;
+	char tdir[256];
 	bool traced, huge;
 	unsigned int i;
 	__u32 sb, cb, win;
 	long reserved;
 	int segs;
 
-	s = map_huge(len, &how, &reserved);
+	s = huge_map(len, &how, &reserved);
 	ASSERT_TRUE(s != NULL && c != NULL);
 	huge = strcmp(how, "base pages");
-	traced = trace_inst_start();
+	traced = expose_trace_start(tdir, sizeof(tdir), "rdmaxfer_xfer_test");
 	TH_LOG("%llu MiB on %s; layout %schecked", ULL(len / MiB), how,
 	       huge && traced ? "" : "not ");
 	ASSERT_EQ(0, rdx_reg_buf(self->srv, s, len, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &sb));
@@ -2183,7 +2050,7 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 
 		win = expose_wait(_metadata, self, sb, w[i].off, n,
 				  RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE);
-		segs = traced ? trace_inst_segments(win) : -1;
+		segs = traced ? expose_trace_segments(tdir, win) : -1;
 		if (huge && traced && w[i].segs > 0)
 			EXPECT_EQ(w[i].segs, segs) TH_LOG("window %u", i);
 		if (traced && w[i].segs < 0)
@@ -2211,13 +2078,12 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 		ASSERT_EQ(0, rdx_revoke(self->srv, win));
 	}
 	if (traced)
-		rmdir(TRACE_INST);
+		rmdir(tdir);
 	ASSERT_EQ(0, rdx_dereg_buf(self->srv, sb));
 	ASSERT_EQ(0, rdx_dereg_buf(self->cli, cb));
 	munmap(s, len);
 	munmap(c, 2 * len + 1);
-	if (reserved > 0)
-		sysfs_write(NR_HUGEPAGES, sysfs_read(NR_HUGEPAGES) - reserved);
+	huge_unreserve(reserved);
 }
 
 /* An atomic window whose start is not 8-byte aligned in memory. */
@@ -2581,30 +2447,6 @@ TEST_F(xfer, reg_buf_bad_lengths_and_memory)
 	munmap(hole + page, page);
 	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_READ, &id));
 	EXPECT_EQ(EFAULT, rdx_reg_buf(self->cli, hole, 2 * page, RDMAXFER_BUF_WRITE, &id));
-}
-
-static long sysfs_read(const char *path)
-{
-	char buf[32] = "";
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
-static void sysfs_write(const char *path, long v)
-{
-	char buf[32];
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	snprintf(buf, sizeof(buf), "%ld\n", v);
-	if (write(fd, buf, strlen(buf)) < 0)
-		v = -1;	/* best effort: the test skips if no huge page appears */
-	close(fd);
 }
 
 TEST_F(xfer, reg_buf_shmem_and_hugetlb_ok)
