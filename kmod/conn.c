@@ -217,12 +217,13 @@ static bool rdmaxfer_reg_may_post(struct rdmaxfer_conn *conn)
  *
  * Waits until every work request posted before has completed, then posts
  * @wr and takes its room (given back by rdmaxfer_wr_release() when the
- * last one completes).  While it waits, rdmaxfer_wr_take() gives SUBMIT no
- * new send WRs (but to a caller that holds some it has not posted yet), so
- * that a busy connection empties; control messages, echoes and probes
- * still go (the peer's progress may depend on them), and few.  A SEND
- * waiting for a slot of the peer holds its WR: a registration behind it
- * waits for the peer too.
+ * last one completes).  While it waits, SUBMIT gets no new send WRs
+ * (rdmaxfer_wr_take(), but to a caller that holds some it has not posted
+ * yet) and no control buffers for SEND data or WRITE_IMM notifications
+ * (rdmaxfer_ctrl_get()), so that a busy connection empties, however long
+ * the stream; control messages, echoes and probes still go (the peer's
+ * progress may depend on them), and few.  A SEND waiting for a slot of
+ * the peer holds its WR: a registration behind it waits for the peer too.
  *
  * Why: Soft-RoCE (every kernel up to 7.2 at least) executes a REG_MR as soon
  * as its requester reaches it, but retires work requests in order.  When an

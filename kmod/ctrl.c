@@ -70,8 +70,12 @@ static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 
 /* --- sending ----------------------------------------------------------------- */
 
-/* Take a send buffer, a credit (keeping @reserve) and a WR, under c_lock. */
-static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 reserve)
+/*
+ * Take a send buffer, a credit (keeping @reserve) and a WR, under c_lock;
+ * for @user, not while a registration waits (see rdmaxfer_ctrl_get()).
+ */
+static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 reserve,
+						bool user)
 {
 	struct rdmaxfer_ctrl *ct = NULL;
 	bool want = false;
@@ -79,6 +83,8 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ct = ERR_PTR(-ENOTCONN);
+	} else if (user && conn->c_reg_waits) {
+		/* held back until the registration is posted */
 	} else if (conn->c_credits > reserve && conn->c_wr_free &&
 		   !list_empty(&conn->c_free_sends)) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
@@ -102,6 +108,12 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
  * @timeout: jiffies to wait; 0: do not wait; MAX_SCHEDULE_TIMEOUT: forever
  * @reserve: credits to leave: 1 for control messages (the last one is for
  *	CREDIT and WANT messages), RDMAXFER_DATA_RESERVE for SEND data
+ * @user: for an operation of SUBMIT (a SEND's data, a WRITE_IMM's
+ *	notification): like SUBMIT's other send WRs (rdmaxfer_wr_take()),
+ *	not given while a registration waits for an empty send queue
+ *	(rdmaxfer_post_reg()), or a stream of them could keep it waiting
+ *	for as long as the stream lasts.  The caller must hold no send WR
+ *	it has not posted.
  *
  * A send buffer, a credit and a send WR.
  *
@@ -109,17 +121,17 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
  * Return: the buffer, or ERR_PTR(-ENOTCONN, -EINTR, -EAGAIN, -ETIMEDOUT).
  */
 struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
-					u32 reserve)
+					u32 reserve, bool user)
 {
 	struct rdmaxfer_ctrl *ct = NULL;
 	long left;
 
 	if (!timeout) {
-		ct = rdmaxfer_ctrl_take(conn, reserve);
+		ct = rdmaxfer_ctrl_take(conn, reserve, user);
 		return ct ?: ERR_PTR(-EAGAIN);
 	}
 	left = wait_event_interruptible_timeout(conn->c_wait,
-						(ct = rdmaxfer_ctrl_take(conn, reserve)) != NULL,
+						(ct = rdmaxfer_ctrl_take(conn, reserve, user)),
 						timeout);
 	if (left < 0)
 		return ERR_PTR(-EINTR);

@@ -632,7 +632,7 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
 	struct rdmaxfer_ctrl *ct;
 	u32 i, len;
 
-	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1);
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1, false);
 	if (IS_ERR(ct))
 		return PTR_ERR(ct);
 	adv = ct->ct_buf + sizeof(struct rdmaxfer_msg_hdr);
@@ -1020,7 +1020,7 @@ int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg)
 	trace_rdmaxfer_window_revoke(win);
 
 	if (!rdmaxfer_conn_enter(win->w_conn)) {
-		ct = rdmaxfer_ctrl_get(win->w_conn, HZ, 1);
+		ct = rdmaxfer_ctrl_get(win->w_conn, HZ, 1, false);
 		if (!IS_ERR(ct)) {
 			struct rdmaxfer_msg_revoke *rv;
 

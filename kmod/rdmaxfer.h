@@ -848,7 +848,7 @@ void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
 int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn);
 void rdmaxfer_ctrl_free_all(struct rdmaxfer_conn *conn);
 struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout,
-					u32 reserve);
+					u32 reserve, bool user);
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		       enum rdmaxfer_msg_type type, u32 length);
 void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);

@@ -749,7 +749,8 @@ static int rdmaxfer_req_send(struct rdmaxfer_req *req)
 		return rdmaxfer_req_send_zc(req);
 
 	/* data may not take the credits control messages need */
-	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, RDMAXFER_DATA_RESERVE);
+	ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, RDMAXFER_DATA_RESERVE,
+			       true);
 	if (IS_ERR(ct))
 		return PTR_ERR(ct);
 	rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset,
@@ -1001,7 +1002,7 @@ static int rdmaxfer_req_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch)
 		ret = rdmaxfer_chain_post(ch);
 		if (ret)
 			return ret;
-		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1);
+		ct = rdmaxfer_ctrl_get(conn, MAX_SCHEDULE_TIMEOUT, 1, true);
 		if (IS_ERR(ct))
 			return PTR_ERR(ct);
 	}
