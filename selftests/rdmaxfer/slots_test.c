@@ -478,6 +478,66 @@ TEST_F(slots, copy_path_until_slots)
 }
 
 /*
+ * WRITEs, then the first RECV of a buffer, in one SUBMIT.  That RECV
+ * registers its buffer (a local registration, posted on an empty send
+ * queue: rdmaxfer_post_reg()), so the WRITEs chained before it must be
+ * posted first: chained but not posted, their send-queue room would never
+ * come back and the SUBMIT would wait for ever.  Every WRITE completes once
+ * and lands, and the slot then takes the peer's SEND.
+ */
+TEST_F_TIMEOUT(slots, writes_then_first_recv_in_one_submit, 120)
+{
+	enum { NW = 32, WLEN = 64 * 1024, SOFF = 4 * MiB, MLEN = 100 };
+	struct rdmaxfer_op ops[NW + 1];
+	struct rdmaxfer_completion c;
+	unsigned char *fresh = map_anon(4096);
+	__u32 win, fbuf, posted = 0;
+	__u64 seen = 0;
+	unsigned int i;
+
+	ASSERT_TRUE(fresh != NULL);
+	ASSERT_EQ(0, rdx_reg_buf(self->cli, fresh, 4096, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE,
+				 &fbuf));
+	ASSERT_EQ(0, rdx_expose(self->srv, self->sconn, self->sbuf, 0, NW * WLEN,
+				RDMAXFER_REMOTE_WRITE, &win));
+	do {
+		ASSERT_EQ(1, rdx_reap(self->cli, &c, 1, TMO));
+	} while (c.opcode != RDMAXFER_EVENT_WINDOW || c.window_id != win);
+	memset(self->smem, 0, NW * WLEN);
+	fill(self->cmem, NW * WLEN, 9);
+	for (i = 0; i < NW; i++)
+		ops[i] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, i * WLEN, win, i * WLEN,
+			      WLEN, i);
+	ops[NW] = slot_op(self->cconn, fbuf, 0, 4096, TAG_SLOT);
+	ASSERT_EQ(0, rdx_submit(self->cli, ops, NW + 1, &posted));
+	ASSERT_EQ(NW + 1, posted);
+	for (i = 0; i < NW; i++) {
+		ASSERT_EQ(1, next_op(self->cli, &c, TMO)) TH_LOG("%u WRITEs completed", i);
+		EXPECT_EQ(RDMAXFER_OP_WRITE, c.opcode);
+		EXPECT_EQ(0, c.status) TH_LOG("WRITE %llu: status %d", ULL(c.user_data), c.status);
+		ASSERT_GT(NW, c.user_data);
+		EXPECT_EQ(0, seen & (1ULL << c.user_data)) TH_LOG("WRITE %llu twice",
+								   ULL(c.user_data));
+		seen |= 1ULL << c.user_data;
+	}
+	EXPECT_EQ(0, memcmp(self->smem, self->cmem, NW * WLEN));
+
+	fill(self->smem + SOFF, MLEN, 5);
+	ASSERT_EQ(0, wait_peer_slots(self->srv, self->sconn, TMO));
+	ASSERT_EQ(0, submit1(self->srv, send_op(self->sconn, self->sbuf, SOFF, MLEN, 77,
+						TAG_SEND)));
+	ASSERT_EQ(1, next_op(self->srv, &c, TMO));
+	EXPECT_EQ(0, c.status);
+	ASSERT_EQ(1, next_op(self->cli, &c, TMO));
+	EXPECT_EQ(RDMAXFER_OP_RECV, c.opcode);
+	EXPECT_EQ(TAG_SLOT, c.user_data);
+	EXPECT_EQ(0, c.status);
+	EXPECT_EQ(MLEN, c.bytes);
+	EXPECT_EQ(77, c.imm_data);
+	EXPECT_EQ(0, memcmp(fresh, self->smem + SOFF, MLEN));
+}
+
+/*
  * Both sides post slots and play ping-pong, reposting one slot per message:
  * the credits each side announces keep flowing, and the module's own
  * messages (CREDIT, ADVERT) travel in slots too (a slot one of them took
