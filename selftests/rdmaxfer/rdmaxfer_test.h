@@ -279,8 +279,9 @@ static inline void sysfs_write(const char *path, long v)
 	if (fd < 0)
 		return;
 	snprintf(buf, sizeof(buf), "%ld\n", v);
-	if (write(fd, buf, strlen(buf)) < 0)
-		v = -1;
+	if (write(fd, buf, strlen(buf)) < 0) {
+		/* best effort: the caller reads the value back */
+	}
 	close(fd);
 }
 
