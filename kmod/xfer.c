@@ -41,6 +41,20 @@
  * (ctrl.c).  RECV posts a slot, from the same registration.  Atomics use a
  * small kernel buffer for the returned value.
  *
+ * Runs of SENDs.  Zero-copy SENDs are posted one by one, each placed in the
+ * peer's slots under c_lock with its post (ctrl.c), so they cannot join a
+ * chain.  Posting from process context, with bottom halves on, lets a
+ * software device process each one on its own: Soft-RoCE schedules its
+ * requester tasklet at every kernel post, and it runs as soon as bottom
+ * halves come back on, for the one WR there (and then its completion,
+ * through the CQ's own softirq passes).  So up to RDMAXFER_SEND_RUN
+ * consecutive zero-copy SENDs of a SUBMIT on one connection that can go at
+ * once are posted in one section with bottom halves off
+ * (rdmaxfer_send_run()); the requester then sends them in one pass.  The
+ * order, the credits and the slot placement are those of posting them one
+ * at a time; a SEND that would have to wait ends the run and takes the
+ * usual path.  An adapter sees the same posts, only closer together.
+ *
  * Every posted operation ends in exactly one completion event, also when
  * its connection is torn down (the drain flushes it: ECANCELED, or ENODEV
  * if the device went away).  The completion drops the request's references
@@ -61,6 +75,9 @@
 
 /* SUBMITs of up to this many operations keep their request array on the stack */
 #define RDMAXFER_SUBMIT_ONSTACK	8
+
+/* zero-copy SENDs posted in one section with bottom halves off, at most */
+#define RDMAXFER_SEND_RUN	16
 
 /**
  * rdmaxfer_wc_errno - what a work completion status means to the user
@@ -658,11 +675,30 @@ static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
+ * The work request of a zero-copy SEND whose SGEs are set
+ * (rdmaxfer_lmr_sges()), and the request made ready for its completion.
+ */
+static void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
+{
+	*wr = (struct ib_send_wr) {
+		.wr_cqe = &req->r_atomic_cqe,
+		.sg_list = req->r_sge,
+		.num_sge = req->r_nsge,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(req->r_event.ev.imm_data),
+	};
+	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
+	atomic_set(&req->r_pending, 1);
+}
+
+/*
  * Post a zero-copy SEND into the peer's next slot it fits, taking a credit
  * (the last one stays for CREDIT and WANT messages).  -EAGAIN: no such
- * slot yet (the peer is asked, see rdmaxfer_tx_want()).
+ * slot yet (the peer is asked, see rdmaxfer_tx_want()).  @trace: emit
+ * its op_post event once posted (under c_lock, so before its completion's).
  */
-static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr)
+static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool trace)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	int ret;
@@ -682,6 +718,8 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 			conn->c_tx_seq++;
 		else
 			conn->c_credits++;
+		if (!ret && trace)
+			trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* waiting: make sure the peer knows (a WANT, see proto.h) */
@@ -694,28 +732,20 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
-	struct ib_send_wr wr = {
-		.wr_cqe = &req->r_atomic_cqe,
-		.sg_list = req->r_sge,
-		.opcode = IB_WR_SEND_WITH_IMM,
-		.send_flags = IB_SEND_SIGNALED,
-		.ex.imm_data = cpu_to_be32(req->r_event.ev.imm_data),
-	};
 	struct rdmaxfer_window *lmr;
+	struct ib_send_wr wr;
 	int ret, err;
 
 	lmr = rdmaxfer_lmr_get(conn, req->r_buf);
 	if (IS_ERR(lmr))
 		return PTR_ERR(lmr);
 	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
-	wr.num_sge = req->r_nsge;
-	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
 	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
 	if (ret)
 		return ret;
-	atomic_set(&req->r_pending, 1);
+	rdmaxfer_send_zc_wr(req, &wr);
 	err = wait_event_interruptible(conn->c_wait,
-				       (ret = rdmaxfer_send_zc_post(req, &wr)) != -EAGAIN);
+				       (ret = rdmaxfer_send_zc_post(req, &wr, false)) != -EAGAIN);
 	if (err)
 		ret = -EINTR;
 	if (ret) {
@@ -1119,6 +1149,69 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	}
 }
 
+/* Is @req a SEND on @conn that goes zero-copy (the peer posts slots)? */
+static bool rdmaxfer_req_send_zc_on(const struct rdmaxfer_req *req,
+				    const struct rdmaxfer_conn *conn)
+{
+	return req->r_conn == conn && req->r_event.ev.opcode == RDMAXFER_OP_SEND &&
+	       READ_ONCE(conn->c_peer_slots);
+}
+
+/**
+ * rdmaxfer_send_run - post consecutive zero-copy SENDs with bottom halves off
+ * @reqs: the batch's requests from the next one to post
+ * @n: how many of them there are
+ * @ch: the SUBMIT's chain
+ *
+ * See "Runs of SENDs" above.  A run needs at least two zero-copy SENDs on
+ * the chain's connection, an empty chain and no slots posted just before
+ * (rdmaxfer_req_issue() announces those first).  Their registrations are
+ * looked up (or made) and their send-queue room taken first, without
+ * waiting for room; then they are posted, in order, in one section with
+ * bottom halves off.  The run ends at the first one that cannot be posted
+ * at once (no room, no credit or slot of the peer, an error): that one
+ * takes the usual path, which waits or reports the error.
+ *
+ * Context: process context, may sleep (a buffer's first registration on
+ * the connection); rdmaxfer_conn_enter() held on @ch->conn.
+ * Return: how many of @reqs were posted, from the first; 0 if no run.
+ */
+static u32 rdmaxfer_send_run(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
+{
+	struct rdmaxfer_conn *conn = ch->conn;
+	struct rdmaxfer_window *lmr;
+	struct ib_send_wr wr;
+	u32 i, k, posted;
+
+	if (!conn || ch->npieces || ch->slots)
+		return 0;
+	n = min_t(u32, n, RDMAXFER_SEND_RUN);
+	for (k = 0; k < n && rdmaxfer_req_send_zc_on(reqs[k], conn); k++)
+		;
+	if (k < 2)
+		return 0;
+	/* registrations before room: a first one waits for an empty send queue */
+	for (i = 0; i < k; i++) {
+		lmr = rdmaxfer_lmr_get(conn, reqs[i]->r_buf);
+		if (IS_ERR(lmr))
+			break;
+		rdmaxfer_lmr_sges(reqs[i], lmr, reqs[i]->r_buf_offset,
+				  reqs[i]->r_event.ev.bytes);
+	}
+	for (k = 0; k < i && !rdmaxfer_wr_take(conn, 1, 0, false); k++)
+		;
+	local_bh_disable();
+	for (posted = 0; posted < k; posted++) {
+		rdmaxfer_send_zc_wr(reqs[posted], &wr);
+		if (rdmaxfer_send_zc_post(reqs[posted], &wr, true))
+			break;
+	}
+	local_bh_enable();
+	if (posted < k)
+		rdmaxfer_wr_release(conn, k - posted, 0);
+	return posted;
+}
+
 /**
  * rdmaxfer_ioctl_submit - RDMAXFER_IOC_SUBMIT
  * @rf: the file
@@ -1142,7 +1235,7 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 	/* small batches (a ping's one operation) need no allocation for this */
 	struct rdmaxfer_req *few[RDMAXFER_SUBMIT_ONSTACK] = {}, **reqs = few;
 	struct rdmaxfer_op op;
-	u32 i, n = 0, posted = 0;
+	u32 i, k, n = 0, posted = 0;
 	int ret = 0;
 
 	if (!cmd->count || cmd->count > RDMAXFER_MAX_BATCH ||
@@ -1167,12 +1260,16 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 			goto out_discard;
 	}
 
-	for (i = 0; i < n; i++) {
-		ret = rdmaxfer_req_issue(reqs[i], &ch);
-		if (ret)
-			break;
-		reqs[i] = NULL;
-		posted++;
+	for (i = 0; i < n; i += k) {
+		k = rdmaxfer_send_run(reqs + i, n - i, &ch);
+		if (!k) {
+			ret = rdmaxfer_req_issue(reqs[i], &ch);
+			if (ret)
+				break;
+			k = 1;
+		}
+		memset(reqs + i, 0, k * sizeof(*reqs));	/* posted: they will complete */
+		posted += k;
 		if (ch.err)
 			break;
 	}

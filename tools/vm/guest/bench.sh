@@ -11,7 +11,7 @@
 #
 # Every measurement is taken ROUNDS times, alternating rdmaxfer and perftest,
 # and the median of each side is compared.  perftest under TCG sometimes
-# reports 0.00 for a whole run (a timer glitch of the emulated TSC): such a
+# reports 0.00 (or inf) for a whole run (a timer glitch of the emulated TSC): such a
 # run is discarded and repeated (at most 3 tries).
 #
 # What is compared with what:
@@ -35,6 +35,15 @@
 # ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
 # as fast) and perftest / rdmaxfer for latency (>= 1: rdmaxfer at most as slow);
 # file: write --file / bench (>= 0.9: the file costs at most a tenth).
+#
+# Pinning (BENCH_PIN=1, the default with 2 or more CPUs): every server side
+# (serve, perftest's server) runs on CPU 0 and every client on CPU 1, for
+# both tools alike.  Whole rounds of either tool come out in one of two
+# modes (ping --op write p50 ~22 or ~35-41 us, ib_write_lat 23 or 29 us in
+# one unpinned boot); pinned, both tools' write latency rounds stayed in the
+# fast one, other rows still switch now and then (the median takes care of
+# one odd round of five).  The 8-connection row is not pinned (its client's
+# threads may use every CPU).  BENCH_PIN=0: no pinning.
 set -u
 
 ADDR=192.0.2.1
@@ -47,9 +56,16 @@ RESULTS=/tmp/bench.results
 
 say() { echo "# $*"; }
 
+SRV=()
+CLI=()
+if [ "${BENCH_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	SRV=(taskset -c 0)
+	CLI=(taskset -c 1)
+fi
+
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 
-rdmaxfer serve --port $PORT --size 64M --atomic >/tmp/bench-serve.log 2>&1 &
+"${SRV[@]}" rdmaxfer serve --port $PORT --size 64M --atomic >/tmp/bench-serve.log 2>&1 &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null' EXIT
 for _ in $(seq 50); do
@@ -63,13 +79,16 @@ perftest_run()
 	local tool=$1 try out
 	shift
 	for try in 1 2 3; do
-		timeout 120 "$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
+		"${SRV[@]}" timeout 120 "$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
 		local srv=$!
 		sleep 1
-		out=$(timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5')
+		# the result line (the last one that starts with the size)
+		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null |
+			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		wait $srv 2>/dev/null
-		# a glitched run reports 0.00
-		if [ -n "$out" ] && ! echo "$out" | awk '{ exit !($4 + 0 == 0) }'; then
+		# a glitched run reports 0.00, or inf
+		if [ -n "$out" ] &&
+			! echo "$out" | awk '{ bad = $4 + 0 == 0; for (i = 3; i <= NF; i++) if (tolower($i) ~ /inf|nan/) bad = 1; exit !bad }'; then
 			echo "$out"
 			return 0
 		fi
@@ -83,7 +102,7 @@ bw()
 {
 	local op=$1 size=$2 iters=$3 depth=$4 r ours=() theirs=() ours_r=() theirs_r=() j p
 	for r in $(seq "$ROUNDS"); do
-		j=$(rdmaxfer bench $ADDR --port $PORT --op "$op" --size "$size" --iters "$iters" \
+		j=$("${CLI[@]}" rdmaxfer bench $ADDR --port $PORT --op "$op" --size "$size" --iters "$iters" \
 			--depth "$depth" --json) || { say "rdmaxfer bench $op $size failed"; return; }
 		ours+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
 		ours_r+=("$(echo "$j" | jq '.rows[0].msg_rate_mpps')")
@@ -102,7 +121,7 @@ arate()
 	local op=$1 iters=$2 depth=$3 r ours=() theirs=() j p type
 	type=$([ "$op" = cas ] && echo CMP_AND_SWAP || echo FETCH_AND_ADD)
 	for r in $(seq "$ROUNDS"); do
-		j=$(rdmaxfer bench $ADDR --port $PORT --op "$op" --iters "$iters" --depth "$depth" \
+		j=$("${CLI[@]}" rdmaxfer bench $ADDR --port $PORT --op "$op" --iters "$iters" --depth "$depth" \
 			--json) || { say "rdmaxfer bench $op failed"; return; }
 		ours+=("$(echo "$j" | jq '.rows[0].msg_rate_mpps')")
 		p=$(perftest_run ib_atomic_bw -A "$type" -n "$iters" -t "$depth") || continue
@@ -117,7 +136,7 @@ lat()
 {
 	local op=$1 iters=$2 r ours=() theirs=() j p t
 	for r in $(seq "$ROUNDS"); do
-		j=$(rdmaxfer ping $ADDR --port $PORT --op "$op" --size 8 --count "$iters" --json) ||
+		j=$("${CLI[@]}" rdmaxfer ping $ADDR --port $PORT --op "$op" --size 8 --count "$iters" --json) ||
 			{ say "rdmaxfer ping $op failed"; return; }
 		ours+=("$(echo "$j" | jq '.p50_us')")
 		if [ "$op" = fadd ]; then
@@ -157,17 +176,17 @@ file_bw()
 		return
 	fi
 	dd if=/dev/urandom of=/tmp/bench-in bs=1M count="$mib" status=none || return
-	rdmaxfer serve --port $port --size 64M --out /tmp/bench-out >/tmp/bench-file.log 2>&1 &
+	"${SRV[@]}" rdmaxfer serve --port $port --size 64M --out /tmp/bench-out >/tmp/bench-file.log 2>&1 &
 	spid=$!
 	for _ in $(seq 50); do
 		rdmaxfer ping $ADDR --port $port --count 1 --warmup 0 --json >/dev/null 2>&1 && break
 		sleep 0.2
 	done
 	for r in $(seq "$ROUNDS"); do
-		j=$(rdmaxfer write $ADDR --port $port --file /tmp/bench-in --json 2>/dev/null) ||
+		j=$("${CLI[@]}" rdmaxfer write $ADDR --port $port --file /tmp/bench-in --json 2>/dev/null) ||
 			{ say "rdmaxfer write --file failed"; break; }
 		ours+=("$(echo "$j" | jq '.mib_per_s')")
-		j=$(rdmaxfer bench $ADDR --port $port --op write --size 64M --iters $((mib / 64)) \
+		j=$("${CLI[@]}" rdmaxfer bench $ADDR --port $port --op write --size 64M --iters $((mib / 64)) \
 			--json) || { say "rdmaxfer bench write 64M failed"; break; }
 		theirs+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
 		say "round $r: file of $mib MiB through a 64 MiB window ${ours[-1]} MiB/s, bench write 64 MiB ${theirs[-1]} MiB/s"
@@ -181,7 +200,7 @@ file_bw()
 }
 
 max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
-say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND into serve's receive slots (copy path: max_send_size=$max_send)"
+say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND into serve's receive slots (copy path: max_send_size=$max_send); $([ ${#CLI[@]} -gt 0 ] && echo "servers on CPU 0, clients on CPU 1" || echo "not pinned")"
 
 if [ "$QUICK" = quick ]; then
 	bw write 65536 200 16
