@@ -41,19 +41,20 @@
  * (ctrl.c).  RECV posts a slot, from the same registration.  Atomics use a
  * small kernel buffer for the returned value.
  *
- * Runs of SENDs.  Zero-copy SENDs are posted one by one, each placed in the
- * peer's slots under c_lock with its post (ctrl.c), so they cannot join a
- * chain.  Posting from process context, with bottom halves on, lets a
- * software device process each one on its own: Soft-RoCE schedules its
- * requester tasklet at every kernel post, and it runs as soon as bottom
- * halves come back on, for the one WR there (and then its completion,
- * through the CQ's own softirq passes).  So up to RDMAXFER_SEND_RUN
- * consecutive zero-copy SENDs of a SUBMIT on one connection that can go at
- * once are posted in one section with bottom halves off
- * (rdmaxfer_send_run()); the requester then sends them in one pass.  The
- * order, the credits and the slot placement are those of posting them one
- * at a time; a SEND that would have to wait ends the run and takes the
- * usual path.  An adapter sees the same posts, only closer together.
+ * Runs.  Zero-copy SENDs are posted one by one, each placed in the peer's
+ * slots under c_lock with its post (ctrl.c), so they cannot join a chain;
+ * atomics are posted one by one too, each signaled for its result.
+ * Posting from process context, with bottom halves on, lets a software
+ * device process each one on its own: Soft-RoCE schedules its requester
+ * tasklet at every kernel post, and it runs as soon as bottom halves come
+ * back on, for the one WR there (and then its completion, through the
+ * CQ's own softirq passes).  So up to RDMAXFER_RUN consecutive zero-copy
+ * SENDs and atomics of a SUBMIT on one connection that can go at once are
+ * posted in one section with bottom halves off (rdmaxfer_run_post()); the
+ * requester then sends them in one pass.  The order, the credits and the
+ * slot placement are those of posting them one at a time; one that would
+ * have to wait ends the run and takes the usual path.  An adapter sees the
+ * same posts, only closer together.
  *
  * Every posted operation ends in exactly one completion event, also when
  * its connection is torn down (the drain flushes it: ECANCELED, or ENODEV
@@ -76,8 +77,8 @@
 /* SUBMITs of up to this many operations keep their request array on the stack */
 #define RDMAXFER_SUBMIT_ONSTACK	8
 
-/* zero-copy SENDs posted in one section with bottom halves off, at most */
-#define RDMAXFER_SEND_RUN	16
+/* SENDs and atomics posted in one section with bottom halves off, at most */
+#define RDMAXFER_RUN	16
 
 /**
  * rdmaxfer_wc_errno - what a work completion status means to the user
@@ -790,13 +791,18 @@ static int rdmaxfer_req_send(struct rdmaxfer_req *req)
 	return rdmaxfer_ctrl_send(conn, ct, RDMAXFER_MSG_DATA, len);
 }
 
-/* Called between rdmaxfer_conn_enter() and _end(): c_dev is stable. */
-static int rdmaxfer_req_atomic(struct rdmaxfer_req *req)
+/*
+ * Map the result buffer of a CAS or FADD, once (a run may have mapped it
+ * already).  Called between rdmaxfer_conn_enter() and _end(): c_dev is
+ * stable.
+ */
+static int rdmaxfer_atomic_map(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
 	struct rdmaxfer_device *rd = conn->c_dev;
-	int ret;
 
+	if (req->r_atomic_dev)
+		return 0;
 	req->r_atomic_dma = ib_dma_map_single(rd->rd_ib, req->r_atomic, sizeof(u64),
 					      DMA_FROM_DEVICE);
 	if (ib_dma_mapping_error(rd->rd_ib, req->r_atomic_dma))
@@ -806,17 +812,42 @@ static int rdmaxfer_req_atomic(struct rdmaxfer_req *req)
 	req->r_atomic_sge.addr = req->r_atomic_dma;
 	req->r_atomic_sge.length = sizeof(u64);
 	req->r_atomic_sge.lkey = conn->c_pd->local_dma_lkey;
+	return 0;
+}
 
-	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
-	if (ret)
-		return ret;
+/*
+ * Post a mapped CAS or FADD whose send-queue room is taken.  @trace: emit
+ * its op_post event once posted (under c_lock, so before its completion's).
+ */
+static int rdmaxfer_atomic_post(struct rdmaxfer_req *req, bool trace)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret;
+
 	atomic_set(&req->r_pending, 1);
 	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
 	else
 		ret = ib_post_send(conn->c_qp, &req->r_atomic_wr.wr, NULL);
+	if (!ret && trace)
+		trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	spin_unlock_bh(&conn->c_lock);
+	return ret;
+}
+
+static int rdmaxfer_req_atomic(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	int ret;
+
+	ret = rdmaxfer_atomic_map(req);
+	if (ret)
+		return ret;
+	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
+	if (ret)
+		return ret;
+	ret = rdmaxfer_atomic_post(req, false);
 	if (ret)
 		rdmaxfer_wr_release(conn, 1, 0);
 	return ret;
@@ -1149,61 +1180,85 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	}
 }
 
-/* Is @req a SEND on @conn that goes zero-copy (the peer posts slots)? */
-static bool rdmaxfer_req_send_zc_on(const struct rdmaxfer_req *req,
-				    const struct rdmaxfer_conn *conn)
+/* May @req join a run on @conn: a zero-copy SEND (the peer posts slots), CAS or FADD? */
+static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
+				 const struct rdmaxfer_conn *conn)
 {
-	return req->r_conn == conn && req->r_event.ev.opcode == RDMAXFER_OP_SEND &&
-	       READ_ONCE(conn->c_peer_slots);
+	if (req->r_conn != conn)
+		return false;
+	switch (req->r_event.ev.opcode) {
+	case RDMAXFER_OP_SEND:
+		return READ_ONCE(conn->c_peer_slots);
+	case RDMAXFER_OP_CAS:
+	case RDMAXFER_OP_FADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Make a run's @req ready to post: its SGEs or its result buffer. */
+static int rdmaxfer_run_prepare(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_window *lmr;
+
+	if (req->r_event.ev.opcode != RDMAXFER_OP_SEND)
+		return rdmaxfer_atomic_map(req);
+	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
+	if (IS_ERR(lmr))
+		return PTR_ERR(lmr);
+	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	return 0;
 }
 
 /**
- * rdmaxfer_send_run - post consecutive zero-copy SENDs with bottom halves off
+ * rdmaxfer_run_post - post consecutive SENDs and atomics with bottom halves off
  * @reqs: the batch's requests from the next one to post
  * @n: how many of them there are
  * @ch: the SUBMIT's chain
  *
- * See "Runs of SENDs" above.  A run needs at least two zero-copy SENDs on
- * the chain's connection, an empty chain and no slots posted just before
- * (rdmaxfer_req_issue() announces those first).  Their registrations are
- * looked up (or made) and their send-queue room taken first, without
- * waiting for room; then they are posted, in order, in one section with
- * bottom halves off.  The run ends at the first one that cannot be posted
- * at once (no room, no credit or slot of the peer, an error): that one
- * takes the usual path, which waits or reports the error.
+ * See "Runs" above.  A run needs at least two zero-copy SENDs or atomics
+ * on the chain's connection, an empty chain and no slots posted just
+ * before (rdmaxfer_req_issue() announces those first).  They are made
+ * ready (a SEND's registration looked up or made, an atomic's result
+ * mapped) and their send-queue room taken first, without waiting for
+ * room; then they are posted, in order, in one section with bottom halves
+ * off.  The run ends at the first one that cannot be posted at once (no
+ * room, no credit or slot of the peer, an error): that one takes the
+ * usual path, which waits or reports the error.
  *
  * Context: process context, may sleep (a buffer's first registration on
  * the connection); rdmaxfer_conn_enter() held on @ch->conn.
  * Return: how many of @reqs were posted, from the first; 0 if no run.
  */
-static u32 rdmaxfer_send_run(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
+static u32 rdmaxfer_run_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = ch->conn;
-	struct rdmaxfer_window *lmr;
 	struct ib_send_wr wr;
 	u32 i, k, posted;
+	int ret;
 
 	if (!conn || ch->npieces || ch->slots)
 		return 0;
-	n = min_t(u32, n, RDMAXFER_SEND_RUN);
-	for (k = 0; k < n && rdmaxfer_req_send_zc_on(reqs[k], conn); k++)
+	n = min_t(u32, n, RDMAXFER_RUN);
+	for (k = 0; k < n && rdmaxfer_req_runs_on(reqs[k], conn); k++)
 		;
 	if (k < 2)
 		return 0;
 	/* registrations before room: a first one waits for an empty send queue */
-	for (i = 0; i < k; i++) {
-		lmr = rdmaxfer_lmr_get(conn, reqs[i]->r_buf);
-		if (IS_ERR(lmr))
-			break;
-		rdmaxfer_lmr_sges(reqs[i], lmr, reqs[i]->r_buf_offset,
-				  reqs[i]->r_event.ev.bytes);
-	}
+	for (i = 0; i < k && !rdmaxfer_run_prepare(reqs[i]); i++)
+		;
 	for (k = 0; k < i && !rdmaxfer_wr_take(conn, 1, 0, false); k++)
 		;
 	local_bh_disable();
 	for (posted = 0; posted < k; posted++) {
-		rdmaxfer_send_zc_wr(reqs[posted], &wr);
-		if (rdmaxfer_send_zc_post(reqs[posted], &wr, true))
+		if (reqs[posted]->r_event.ev.opcode == RDMAXFER_OP_SEND) {
+			rdmaxfer_send_zc_wr(reqs[posted], &wr);
+			ret = rdmaxfer_send_zc_post(reqs[posted], &wr, true);
+		} else {
+			ret = rdmaxfer_atomic_post(reqs[posted], true);
+		}
+		if (ret)
 			break;
 	}
 	local_bh_enable();
@@ -1261,7 +1316,7 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 	}
 
 	for (i = 0; i < n; i += k) {
-		k = rdmaxfer_send_run(reqs + i, n - i, &ch);
+		k = rdmaxfer_run_post(reqs + i, n - i, &ch);
 		if (!k) {
 			ret = rdmaxfer_req_issue(reqs[i], &ch);
 			if (ret)

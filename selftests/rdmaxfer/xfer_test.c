@@ -1365,6 +1365,45 @@ TEST_F(xfer, atomics_count_exactly)
 	}
 }
 
+/*
+ * Atomics of one SUBMIT execute in the order given: the kernel posts
+ * consecutive ones in runs (xfer.c, "Runs"), and a run must keep the order
+ * of posting them one at a time.  FADDs of 1 alternate with CASes that
+ * expect the value the op before left and add 1 too, all on one word: op
+ * i sees 500 + i, and any two ops swapped give one of them another value
+ * (and a CAS that fails to swap).
+ */
+TEST_F(xfer, atomics_in_order)
+{
+	unsigned char *mem = map_anon(4096);
+	struct rdmaxfer_completion comp[48];
+	struct rdmaxfer_op ops[48];
+	__u64 *word = (__u64 *)mem;
+	__u32 buf, win;
+	unsigned int i;
+
+	if (!has_atomics(self))
+		SKIP(return, "the device has no atomics");
+	ASSERT_TRUE(mem != NULL);
+	word[0] = 500;
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_WRITE, &buf));
+	win = expose_wait(_metadata, self, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
+	for (i = 0; i < 48; i++)
+		ops[i] = i % 2 ? atomic_op(self, RDMAXFER_OP_CAS, win, 0, 500 + i, 501 + i) :
+				 atomic_op(self, RDMAXFER_OP_FADD, win, 0, 1, 0);
+	run_ops(_metadata, self, ops, 48, comp);
+	check_ok(_metadata, ops, comp, 48);
+	for (i = 0; i < 48; i++) {
+		__u64 got = comp[i].value;
+
+		EXPECT_EQ(500 + i, got)
+			TH_LOG("op %u (%s) got old value %llu", i, i % 2 ? "CAS" : "FADD",
+			       ULL(got));
+	}
+	EXPECT_EQ(548, word[0]);
+	EXPECT_EQ(0, word[1]);
+}
+
 TEST_F(xfer, batch_of_mixed_ops)
 {
 	unsigned int n = 16, i;
