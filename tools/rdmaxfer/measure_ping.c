@@ -17,8 +17,8 @@
  * --warmup first, not measured.  --poll busy spins on the completion ring
  * (RING_SETUP, mmap()ed: no system call until a completion is there; with
  * a module that has none, on REAP with timeout 0); --poll block REAPs and
- * sleeps in the kernel until something comes (default: busy for write and
- * read, block for send; see POLL_DEFAULT).
+ * sleeps in the kernel until something comes (default: busy, but block
+ * when serve's process echoes; see POLL_DEFAULT).
  * At the end BENCH_END checks the server saw every message.
  *
  * With a kernel that has receive slots on both ends (QUERY_CONN's
@@ -58,10 +58,10 @@
 #define PING_SLOT_TAG		(1ull << 61)
 
 /*
- * --poll default: the lower p50 in the rig's guest (Documentation/cli.md).
- * write/read: busy (a few us lower).  send: block -- a spinning client
- * takes a CPU from the server's event loop and from rxe, and the echo
- * comes milliseconds later.
+ * --poll default: the lower p50 in the rig's guest (Documentation/cli.md):
+ * busy, a few us lower for every op.  Block only when serve's process
+ * echoes (a kernel without receive slots on either end): a spinning
+ * client would take a CPU from serve's event loop, which the echo needs.
  */
 #define POLL_DEFAULT	(-1)
 
@@ -83,8 +83,8 @@ static void ping_help(FILE *f)
 		"  --size BYTES    bytes per operation (default %u)\n"
 		"  --count N       measured round trips (default %u)\n"
 		"  --warmup N      round trips before them, not measured (default %u)\n"
-		"  --poll MODE     busy: spin on REAP (default for write and read); block:\n"
-		"                  sleep in REAP (default for send)\n"
+		"  --poll MODE     busy: spin on the completion ring (default); block: sleep\n"
+		"                  in REAP (default when serve's process echoes SENDs)\n"
 		"  --histogram     add a log2 histogram of the round trips\n"
 		"  --transport T   rdma (default), or tcp/udp to the same server\n"
 		"  --json          one JSON object on stdout\n",
@@ -92,7 +92,7 @@ static void ping_help(FILE *f)
 }
 
 /* Returns -1 when parsed, else an exit code. */
-static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
+static int parse_ping(int argc, char **argv, struct ping_opts *o, int *poll_mode)
 {
 	static const struct option opts[] = {
 		OPTION_PORT,
@@ -115,7 +115,7 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 	o->transport = BT_RDMA;
 	o->count = PING_DEFAULT_COUNT;
 	o->warmup = PING_DEFAULT_WARMUP;
-	*busy = POLL_DEFAULT;
+	*poll_mode = POLL_DEFAULT;
 	common_init(&co, "ping ", ping_help, CO_HOST | CO_SIZE_MIN1);
 	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
@@ -136,9 +136,9 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 			break;
 		case 'P':
 			if (!strcmp(optarg, "busy"))
-				*busy = 1;
+				*poll_mode = 1;
 			else if (!strcmp(optarg, "block"))
-				*busy = 0;
+				*poll_mode = 0;
 			else
 				return usage_error("ping ", "bad --poll '%s' (busy or block)", optarg);
 			break;
@@ -164,8 +164,6 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *busy)
 	if (bench_op_atomic(o->op) && (o->size != 8 || o->transport != BT_RDMA))
 		return usage_error("ping ", "--op %s is an 8-byte RDMA atomic: no --size or --transport",
 				   bench_op_name(o->op));
-	if (*busy == POLL_DEFAULT)
-		*busy = o->op != BOP_SEND;
 	return -1;
 }
 
@@ -329,13 +327,13 @@ static int take_echo(struct session *s, const unsigned char *sent, unsigned char
 	return 0;
 }
 
-static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
+static int ping_rdma(const struct ping_opts *o, int poll_mode, uint64_t *ns)
 {
 	struct session s = { .fd = -1 };
 	struct rdmaxfer_op op = { 0 };
 	unsigned char *buf = NULL, *rbuf = NULL, *slots = NULL;
 	uint64_t i, total = o->warmup + o->count, t, msgs, bytes;
-	bool echo = o->op == BOP_SEND, kecho = false;
+	bool echo = o->op == BOP_SEND, kecho = false, busy;
 	struct rdmaxfer_completion slot = { 0 };
 	uint32_t buf_id, slot_len = 0, nslots = 0, slots_id = 0;
 	char a[48], b[48];
@@ -344,10 +342,11 @@ static int ping_rdma(const struct ping_opts *o, bool busy, uint64_t *ns)
 	bench_abort = 0;
 	if (session_open(&s, o->host, o->port))
 		goto out;
-	if (busy)
-		session_ring(&s, PING_RING_ENTRIES);
 	/* both kernels have receive slots: serve's kernel echoes */
 	kecho = echo && (s.ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);
+	busy = poll_mode == POLL_DEFAULT ? !echo || kecho : poll_mode;
+	if (busy)
+		session_ring(&s, PING_RING_ENTRIES);
 	if (echo && o->size > (kecho ? s.ci.max_msg_size : s.ci.max_send_size)) {
 		ret = usage_error("ping ", "a SEND of %llu bytes is larger than the largest message %s accepts (%s %u bytes)",
 				  (unsigned long long)o->size, s.peer,
@@ -433,17 +432,17 @@ int cmd_ping(int argc, char **argv)
 {
 	struct ping_opts o;
 	uint64_t *ns;
-	int busy;
+	int poll_mode;
 	int ret;
 
-	ret = parse_ping(argc, argv, &o, &busy);
+	ret = parse_ping(argc, argv, &o, &poll_mode);
 	if (ret >= 0)
 		return ret;
 	ns = calloc(o.count, sizeof(*ns));
 	if (!ns)
 		return fail("out of memory for %llu samples", (unsigned long long)o.count);
 	if (o.transport == BT_RDMA) {
-		ret = ping_rdma(&o, busy == 1, ns);
+		ret = ping_rdma(&o, poll_mode, ns);
 	} else {
 		ret = sock_ping(&o, ns);
 		if (ret)
