@@ -171,6 +171,30 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
 }
 
 /**
+ * rdmaxfer_wr_take_upto - take up to @nwr send WRs, as many as are free
+ * @conn: the connection
+ * @nwr: send WRs wanted
+ *
+ * For a caller that holds nothing yet (as rdmaxfer_wr_take() with
+ * @holding false): none while a registration waits.
+ *
+ * Context: any context that may take a spinlock; does not sleep.
+ * Return: the number taken, 0 to @nwr.
+ */
+u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr)
+{
+	u32 n = 0;
+
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state != RDMAXFER_CS_DOWN && !conn->c_reg_waits) {
+		n = min(nwr, conn->c_wr_free);
+		conn->c_wr_free -= n;
+	}
+	spin_unlock_bh(&conn->c_lock);
+	return n;
+}
+
+/**
  * rdmaxfer_wr_reserve - wait for room on the send queue
  * @conn: the connection
  * @nwr: send WRs needed

@@ -71,6 +71,16 @@
 #include "rdmaxfer.h"
 #include "trace.h"
 
+/*
+ * SENDs on @conn go zero-copy, from the buffer into a slot of the peer,
+ * once the peer has announced a slot (never undone); before, they are
+ * copied through a control buffer.
+ */
+static bool rdmaxfer_send_is_zc(const struct rdmaxfer_conn *conn)
+{
+	return READ_ONCE(conn->c_peer_slots);
+}
+
 /* a RECV is an echo slot, a sink slot, or neither */
 #define RDMAXFER_RECV_FLAGS	(RDMAXFER_RECV_ECHO | RDMAXFER_RECV_SINK)
 
@@ -441,7 +451,7 @@ static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_
 	switch (op->opcode) {
 	case RDMAXFER_OP_SEND:
 		/* the copy path, until the peer posts slots (never undone) */
-		if (!READ_ONCE(conn->c_peer_slots) &&
+		if (!rdmaxfer_send_is_zc(conn) &&
 		    op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
 				       sizeof(struct rdmaxfer_msg_hdr)))
 			return -EINVAL;
@@ -530,6 +540,7 @@ static int rdmaxfer_req_atomic_init(struct rdmaxfer_req *req, const struct rdmax
 	if (!req->r_atomic)
 		return -ENOMEM;
 	req->r_atomic_cqe.done = rdmaxfer_atomic_done;
+	atomic_set(&req->r_pending, 1);
 	wr->wr.wr_cqe = &req->r_atomic_cqe;
 	wr->wr.sg_list = &req->r_atomic_sge;
 	wr->wr.num_sge = 1;
@@ -729,18 +740,32 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 	return ret;
 }
 
+/*
+ * The SGEs of a zero-copy SEND or a RECV: its range of its buffer, in the
+ * buffer's local registration on the connection (made at first use, which
+ * may sleep: rdmaxfer_lmr_get()).
+ */
+static int rdmaxfer_req_lmr_sges(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_window *lmr;
+
+	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
+	if (IS_ERR(lmr))
+		return PTR_ERR(lmr);
+	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	return 0;
+}
+
 /* SEND from the buffer itself into a slot of the peer. */
 static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
-	struct rdmaxfer_window *lmr;
 	struct ib_send_wr wr;
 	int ret, err;
 
-	lmr = rdmaxfer_lmr_get(conn, req->r_buf);
-	if (IS_ERR(lmr))
-		return PTR_ERR(lmr);
-	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	ret = rdmaxfer_req_lmr_sges(req);
+	if (ret)
+		return ret;
 	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
 	if (ret)
 		return ret;
@@ -760,12 +785,11 @@ static int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
 /* RECV: post a slot for the peer's next message. */
 static int rdmaxfer_req_recv(struct rdmaxfer_req *req)
 {
-	struct rdmaxfer_window *lmr;
+	int ret;
 
-	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
-	if (IS_ERR(lmr))
-		return PTR_ERR(lmr);
-	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	ret = rdmaxfer_req_lmr_sges(req);
+	if (ret)
+		return ret;
 	atomic_set(&req->r_pending, 1);
 	return rdmaxfer_slot_post(req->r_conn, req, true);
 }
@@ -776,7 +800,7 @@ static int rdmaxfer_req_send(struct rdmaxfer_req *req)
 	struct rdmaxfer_ctrl *ct;
 	u32 len = req->r_event.ev.bytes;
 
-	if (READ_ONCE(conn->c_peer_slots))
+	if (rdmaxfer_send_is_zc(conn))
 		return rdmaxfer_req_send_zc(req);
 
 	/* data may not take the credits control messages need */
@@ -824,7 +848,6 @@ static int rdmaxfer_atomic_post(struct rdmaxfer_req *req, bool trace)
 	struct rdmaxfer_conn *conn = req->r_conn;
 	int ret;
 
-	atomic_set(&req->r_pending, 1);
 	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		ret = -ENOTCONN;
@@ -1188,7 +1211,7 @@ static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
 		return false;
 	switch (req->r_event.ev.opcode) {
 	case RDMAXFER_OP_SEND:
-		return READ_ONCE(conn->c_peer_slots);
+		return rdmaxfer_send_is_zc(conn);
 	case RDMAXFER_OP_CAS:
 	case RDMAXFER_OP_FADD:
 		return true;
@@ -1197,18 +1220,20 @@ static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
 	}
 }
 
-/* Make a run's @req ready to post: its SGEs or its result buffer. */
-static int rdmaxfer_run_prepare(struct rdmaxfer_req *req)
+/*
+ * A run's @req: make it ready to post (@post false: its SGEs or its result
+ * buffer), or post it (@post true; its room is taken, bottom halves off).
+ */
+static int rdmaxfer_run_one(struct rdmaxfer_req *req, bool post)
 {
-	struct rdmaxfer_window *lmr;
+	struct ib_send_wr wr;
 
 	if (req->r_event.ev.opcode != RDMAXFER_OP_SEND)
-		return rdmaxfer_atomic_map(req);
-	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
-	if (IS_ERR(lmr))
-		return PTR_ERR(lmr);
-	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
-	return 0;
+		return post ? rdmaxfer_atomic_post(req, true) : rdmaxfer_atomic_map(req);
+	if (!post)
+		return rdmaxfer_req_lmr_sges(req);
+	rdmaxfer_send_zc_wr(req, &wr);
+	return rdmaxfer_send_zc_post(req, &wr, true);
 }
 
 /**
@@ -1234,9 +1259,7 @@ static int rdmaxfer_run_prepare(struct rdmaxfer_req *req)
 static u32 rdmaxfer_run_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = ch->conn;
-	struct ib_send_wr wr;
 	u32 i, k, posted;
-	int ret;
 
 	if (!conn || ch->npieces || ch->slots)
 		return 0;
@@ -1246,21 +1269,12 @@ static u32 rdmaxfer_run_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_
 	if (k < 2)
 		return 0;
 	/* registrations before room: a first one waits for an empty send queue */
-	for (i = 0; i < k && !rdmaxfer_run_prepare(reqs[i]); i++)
+	for (i = 0; i < k && !rdmaxfer_run_one(reqs[i], false); i++)
 		;
-	for (k = 0; k < i && !rdmaxfer_wr_take(conn, 1, 0, false); k++)
-		;
+	k = rdmaxfer_wr_take_upto(conn, i);
 	local_bh_disable();
-	for (posted = 0; posted < k; posted++) {
-		if (reqs[posted]->r_event.ev.opcode == RDMAXFER_OP_SEND) {
-			rdmaxfer_send_zc_wr(reqs[posted], &wr);
-			ret = rdmaxfer_send_zc_post(reqs[posted], &wr, true);
-		} else {
-			ret = rdmaxfer_atomic_post(reqs[posted], true);
-		}
-		if (ret)
-			break;
-	}
+	for (posted = 0; posted < k && !rdmaxfer_run_one(reqs[posted], true); posted++)
+		;
 	local_bh_enable();
 	if (posted < k)
 		rdmaxfer_wr_release(conn, k - posted, 0);

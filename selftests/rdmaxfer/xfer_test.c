@@ -1283,12 +1283,28 @@ static struct rdmaxfer_op atomic_op(FIXTURE_DATA(xfer) *self, __u16 opcode, __u3
 	return op;
 }
 
+/*
+ * The atomic tests' window: the page @mem of the server, registered and
+ * exposed to the client with @access (RDMAXFER_REMOTE_ATOMIC, maybe
+ * RDMAXFER_REMOTE_READ too).
+ */
+static __u32 atomic_window(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *self,
+			   void *mem, __u32 access)
+{
+	__u32 flags = RDMAXFER_BUF_WRITE, buf;
+
+	if (access & RDMAXFER_REMOTE_READ)
+		flags |= RDMAXFER_BUF_READ;
+	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, flags, &buf));
+	return expose_wait(_metadata, self, buf, 0, 4096, access);
+}
+
 TEST_F(xfer, atomics_cas_fadd)
 {
 	unsigned char *mem = map_anon(4096);
 	struct rdmaxfer_completion c;
 	__u64 *slot = (__u64 *)mem, before[512];
-	__u32 buf, win;
+	__u32 win;
 	int i;
 
 	if (!has_atomics(self))
@@ -1300,9 +1316,7 @@ TEST_F(xfer, atomics_cas_fadd)
 	slot[1] = 1000;
 	slot[2] = ~0ULL;
 	slot[511] = 7;
-	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf));
-	win = expose_wait(_metadata, self, buf, 0, 4096,
-			  RDMAXFER_REMOTE_ATOMIC | RDMAXFER_REMOTE_READ);
+	win = atomic_window(_metadata, self, mem, RDMAXFER_REMOTE_ATOMIC | RDMAXFER_REMOTE_READ);
 	memcpy(before, slot, sizeof(before));
 
 	/* CAS that matches: swaps, returns the old value */
@@ -1341,15 +1355,14 @@ TEST_F(xfer, atomics_count_exactly)
 	struct rdmaxfer_completion comp[64];
 	struct rdmaxfer_op ops[64];
 	__u64 *slot = (__u64 *)mem, seen[64];
-	__u32 buf, win;
+	__u32 win;
 	int i, j;
 
 	if (!has_atomics(self))
 		SKIP(return, "the device has no atomics");
 	ASSERT_TRUE(mem != NULL);
 	slot[3] = 1000;
-	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_WRITE, &buf));
-	win = expose_wait(_metadata, self, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
+	win = atomic_window(_metadata, self, mem, RDMAXFER_REMOTE_ATOMIC);
 	for (i = 0; i < 64; i++)
 		ops[i] = atomic_op(self, RDMAXFER_OP_FADD, win, 24, 3, 0);
 	run_ops(_metadata, self, ops, 64, comp);
@@ -1379,15 +1392,14 @@ TEST_F(xfer, atomics_in_order)
 	struct rdmaxfer_completion comp[48];
 	struct rdmaxfer_op ops[48];
 	__u64 *word = (__u64 *)mem;
-	__u32 buf, win;
 	unsigned int i;
+	__u32 win;
 
 	if (!has_atomics(self))
 		SKIP(return, "the device has no atomics");
 	ASSERT_TRUE(mem != NULL);
 	word[0] = 500;
-	ASSERT_EQ(0, rdx_reg_buf(self->srv, mem, 4096, RDMAXFER_BUF_WRITE, &buf));
-	win = expose_wait(_metadata, self, buf, 0, 4096, RDMAXFER_REMOTE_ATOMIC);
+	win = atomic_window(_metadata, self, mem, RDMAXFER_REMOTE_ATOMIC);
 	for (i = 0; i < 48; i++)
 		ops[i] = i % 2 ? atomic_op(self, RDMAXFER_OP_CAS, win, 0, 500 + i, 501 + i) :
 				 atomic_op(self, RDMAXFER_OP_FADD, win, 0, 1, 0);
