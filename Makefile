@@ -165,7 +165,7 @@ demo:
 bench:
 	$(RIG) setup
 	$(MAKE) stage
-	RIG_MEM=$${RIG_MEM:-6144} $(RIG) run -- 'bash /usr/lib/rig/bench.sh'
+	RIG_MEM=$${RIG_MEM:-6144} RIG_PIN_VCPUS=$${RIG_PIN_VCPUS:-1} $(RIG) run -- 'bash /usr/lib/rig/bench.sh'
 
 labs:
 	$(RIG) setup

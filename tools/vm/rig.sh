@@ -115,6 +115,8 @@
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
 #   RIG_PAIR_SMP=1 (vCPUs per pair guest)  RIG_PAIR_MTU=9000 (or 1500)  RIG_PAIR_LINK=unix|tcp
 #   RIG_VERBOSE=1   show the guest console(s) live (on stderr; pair: "client|", "server|")
+#   RIG_PIN_VCPUS=1 single guest, 2 vCPUs: pin each vCPU thread to a host CPU, guest CPU 1
+#                   to the faster one (rig/boot.sh pin_vcpus(); `make bench` does)
 set -euo pipefail
 
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -128,6 +130,7 @@ RIG_KERNEL=${RIG_KERNEL:-stock}
 if [[ $RIG_KERNEL == debug ]]; then RIG_TIMEOUT=${RIG_TIMEOUT:-3600}; else RIG_TIMEOUT=${RIG_TIMEOUT:-1200}; fi
 RIG_APPEND=${RIG_APPEND:-}
 RIG_VERBOSE=${RIG_VERBOSE:-0}
+RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-0}
 RIG_PAIR_SMP=${RIG_PAIR_SMP:-1}
 RIG_PAIR_MTU=${RIG_PAIR_MTU:-9000}
 RIG_PAIR_LINK=${RIG_PAIR_LINK:-unix}
@@ -247,7 +250,7 @@ usage() {
     exit "${1:-0}"
 }
 
-for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
+for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU RIG_PIN_VCPUS; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
 [[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || -n ${SUITE_OF[$RIG_KERNEL]:-} ]] ||
     die "RIG_KERNEL must be stock, debug, 6.12 or sid"

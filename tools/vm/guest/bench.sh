@@ -40,12 +40,13 @@
 #
 # Pinning (BENCH_PIN=1, the default with 2 or more CPUs): every server side
 # (serve, perftest's server) runs on CPU 0 and every client on CPU 1, for
-# both tools alike.  Whole rounds of either tool come out in one of two
-# modes (ping --op write p50 ~22 or ~35-41 us, ib_write_lat 23 or 29 us in
-# one unpinned boot); pinned, both tools' write latency rounds stayed in the
-# fast one, other rows still switch now and then (the median takes care of
-# one odd round of five).  The 8-connection row is not pinned (its client's
-# threads may use every CPU).  BENCH_PIN=0: no pinning.
+# both tools alike.  Whole rounds of either tool used to come out in one of
+# two modes (ping --op send p50 ~43 or ~65-75 us): the host's CPUs are not
+# equally fast at all times, and the guest's vCPU threads moved between them
+# (Documentation/testing.md, "Benchmarks under TCG").  `make bench` therefore
+# also pins the vCPU threads on the host (RIG_PIN_VCPUS=1), guest CPU 1 on
+# the faster host CPU.  The 8-connection row is not pinned in the guest (its
+# client's threads may use every CPU).  BENCH_PIN=0: no pinning in the guest.
 set -u
 
 ADDR=192.0.2.1

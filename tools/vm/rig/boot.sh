@@ -41,7 +41,7 @@ qemu_cmd() {
     # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
     # whose first output is ESC c (a terminal reset) on the student's terminal.
     QEMU=(qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$RIG_MEM" -smp "$2"
-        -display none -vga none -no-reboot -nic none
+        -display none -vga none -no-reboot -nic none -name "rig,debug-threads=on"
         -kernel "$(guest_kernel)" -initrd "$1/initrd.img"
         -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
 }
@@ -80,6 +80,54 @@ shell_guest() {
         -chardev "file,id=res,path=$dir/results.ktap" -serial chardev:res "$@" || GUEST_RC=$?
 }
 
+# host_cpu_ms CPU: ms a fixed user-space loop takes on host CPU CPU (best of 3).
+host_cpu_ms() {
+    local best=999999 i t0 t1
+    for i in 1 2 3; do
+        t0=$(date +%s%N)
+        taskset -c "$1" awk 'BEGIN { for (i = 0; i < 1500000; i++) s += i * i }'
+        t1=$(date +%s%N)
+        (((t1 - t0) / 1000000 < best)) && best=$(((t1 - t0) / 1000000))
+    done
+    echo "$best"
+}
+
+# pin_vcpus_measure / pin_vcpus QEMU-PARENT-PID (RIG_PIN_VCPUS=1, a 2-vCPU guest on a host
+# with 2 or more CPUs): each vCPU thread of the guest gets a host CPU of its own, guest
+# CPU 1 (where `make bench` runs every client, and with one rxe device the whole round
+# trip) the faster of host CPUs 0 and 1, as a fixed loop measured them just before the
+# boot.  Why: a host CPU may run a loop ~1.6x slower than the other for tens of seconds
+# at a time with nothing else on it (a hypervisor below ours: this machine), and a vCPU
+# thread the host scheduler moves onto it slows every guest instruction alike; unpinned,
+# rounds of a benchmark then come out in a fast or a slow mode (Documentation/testing.md,
+# "Benchmarks under TCG").
+pin_vcpus_measure() {
+    PIN_FAST=''
+    ((RIG_SMP == 2)) && (($(nproc) >= 2)) || { say "RIG_PIN_VCPUS: needs RIG_SMP=2 and 2 host CPUs: not pinned"; return 0; }
+    PIN_C0=$(host_cpu_ms 0)
+    PIN_C1=$(host_cpu_ms 1)
+    PIN_FAST=1
+    ((PIN_C0 < PIN_C1)) && PIN_FAST=0
+    return 0
+}
+pin_vcpus() {
+    local q='' t i
+    [[ -n $PIN_FAST ]] || return 0
+    for i in $(seq 50); do
+        q=$(pgrep -P "$1" -x qemu-system-x86 | head -1) || true
+        [[ -n $q ]] && grep -qx 'CPU 1/TCG' "/proc/$q"/task/*/comm 2>/dev/null && break
+        sleep 0.2
+    done
+    [[ -n $q ]] || { say "RIG_PIN_VCPUS: no QEMU vCPU threads found: not pinned"; return 0; }
+    for t in "/proc/$q"/task/*; do
+        case $(cat "$t/comm" 2>/dev/null) in
+        'CPU 1/TCG') taskset -pc "$PIN_FAST" "${t##*/}" >/dev/null ;;
+        'CPU 0/TCG') taskset -pc $((1 - PIN_FAST)) "${t##*/}" >/dev/null ;;
+        esac
+    done
+    say "vCPU threads pinned: guest CPU 1 on host CPU $PIN_FAST, guest CPU 0 on host CPU $((1 - PIN_FAST)) (before the boot a fixed loop took ${PIN_C0} ms on host CPU 0, ${PIN_C1} ms on host CPU 1)"
+}
+
 elapsed_since() { echo "$(date +%s.%N) - $1" | bc | xargs printf '%.1f'; }
 
 # boot_guest RUNDIR MODE: boots the single guest, waits; sets GUEST_RC (124 = timeout).
@@ -92,9 +140,11 @@ boot_guest() {
         shell_guest "$run" "$RIG_SMP"
     else
         FOLLOWERS=()
+        ((RIG_PIN_VCPUS)) && pin_vcpus_measure
         start_guest "$run" "$RIG_SMP" "$TIMEOUT" results.ktap
         qpid=$QPID
         trap 'kill "$qpid" 2>/dev/null || true' INT TERM
+        ((RIG_PIN_VCPUS)) && pin_vcpus "$qpid"
         ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "$AWK_CONSOLE"
         # shellcheck disable=SC2016  # awk programs
         case $mode in
