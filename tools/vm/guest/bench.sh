@@ -152,8 +152,13 @@ lat()
 		else
 			p=$(perftest_run "ib_${op}_lat" -s 8 -n "$iters") || continue
 		fi
-		t=$(echo "$p" | awk '{ print $5 }')
+		t=$(echo "$p" | awk '{ print $5 + 0 }')
 		t9=$(echo "$p" | awk '{ print (NF >= 9) ? $9 : 0 }')
+		# perftest_run() rejects a zero t_max; a zero t_typical slipped through once
+		if [ "$t" = 0 ]; then
+			say "round $r: $op: perftest printed t_typical 0: its round not counted"
+			continue
+		fi
 		case $op in read | fadd) k=1 ;; *) k=2 ;; esac
 		t=$(echo "$t * $k" | bc -l)
 		t9=$(echo "$t9 * $k" | bc -l)
