@@ -40,12 +40,13 @@
 #
 # Pinning (BENCH_PIN=1, the default with 2 or more CPUs): every server side
 # (serve, perftest's server) runs on CPU 0 and every client on CPU 1, for
-# both tools alike.  Whole rounds of either tool used to come out in one of
-# two modes (ping --op send p50 ~43 or ~65-75 us): the host's CPUs are not
-# equally fast at all times, and the guest's vCPU threads moved between them
-# (Documentation/testing.md, "Benchmarks under TCG").  `make bench` therefore
-# also pins the vCPU threads on the host (RIG_PIN_VCPUS=1), guest CPU 1 on
-# the faster host CPU.  The 8-connection row is not pinned in the guest (its
+# both tools alike.  Whole rounds of either tool come out in one of two
+# modes (ping --op send p50 ~43 or ~65-75 us): the host's CPUs are not
+# equally fast at all times, and a vCPU thread runs at the speed of the
+# host CPU it is on (Documentation/testing.md, "Benchmarks under TCG").
+# `make bench` also pins the vCPU threads on the host (RIG_PIN_VCPUS=1),
+# guest CPU 1 on the host CPU that was faster at boot; a host CPU's speed
+# can still change during the run.  The 8-connection row is not pinned in the guest (its
 # client's threads may use every CPU).  BENCH_PIN=0: no pinning in the guest.
 set -u
 

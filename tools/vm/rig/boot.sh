@@ -111,20 +111,20 @@ pin_vcpus_measure() {
     return 0
 }
 pin_vcpus() {
-    local q='' t i
+    local q='' t i n=0
     [[ -n $PIN_FAST ]] || return 0
     for i in $(seq 50); do
         q=$(pgrep -P "$1" -x qemu-system-x86 | head -1) || true
         [[ -n $q ]] && grep -qx 'CPU 1/TCG' "/proc/$q"/task/*/comm 2>/dev/null && break
         sleep 0.2
     done
-    [[ -n $q ]] || { say "RIG_PIN_VCPUS: no QEMU vCPU threads found: not pinned"; return 0; }
-    for t in "/proc/$q"/task/*; do
+    for t in ${q:+"/proc/$q"/task/*}; do
         case $(cat "$t/comm" 2>/dev/null) in
-        'CPU 1/TCG') taskset -pc "$PIN_FAST" "${t##*/}" >/dev/null ;;
-        'CPU 0/TCG') taskset -pc $((1 - PIN_FAST)) "${t##*/}" >/dev/null ;;
+        'CPU 1/TCG') taskset -pc "$PIN_FAST" "${t##*/}" >/dev/null && n=$((n + 1)) ;;
+        'CPU 0/TCG') taskset -pc $((1 - PIN_FAST)) "${t##*/}" >/dev/null && n=$((n + 1)) ;;
         esac
     done
+    ((n == 2)) || { say "RIG_PIN_VCPUS: QEMU's two vCPU threads not found: not pinned"; return 0; }
     say "vCPU threads pinned: guest CPU 1 on host CPU $PIN_FAST, guest CPU 0 on host CPU $((1 - PIN_FAST)) (before the boot a fixed loop took ${PIN_C0} ms on host CPU 0, ${PIN_C1} ms on host CPU 1)"
 }
 
