@@ -450,7 +450,7 @@ static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_
 	*npieces = 0;
 	switch (op->opcode) {
 	case RDMAXFER_OP_SEND:
-		/* the copy path, until the peer posts slots (never undone) */
+		/* a copied SEND must fit one of the peer's control buffers */
 		if (!rdmaxfer_send_is_zc(conn) &&
 		    op->length > min_t(u32, RDMAXFER_MAX_SEND, conn->c_peer_ctrl_size -
 				       sizeof(struct rdmaxfer_msg_hdr)))
