@@ -138,6 +138,29 @@ MODULE_PARM_DESC(peer_timeout_ms,
 
 /* --- credits and work-request budget -------------------------------------- */
 
+/*
+ * Take @nrw rdma_rw contexts and from @lo to @hi send WRs, as many as are
+ * free, under the rules of rdmaxfer_wr_take().  c_lock held.
+ * Return: the send WRs taken, -EAGAIN (fewer than @lo), -ENOTCONN.
+ */
+static int __rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 lo, u32 hi, u32 nrw,
+			      bool holding)
+{
+	u32 n;
+
+	lockdep_assert_held(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_DOWN)
+		return -ENOTCONN;
+	if (conn->c_reg_waits && hi && !holding)
+		return -EAGAIN;
+	n = min(hi, conn->c_wr_free);
+	if (n < lo || conn->c_rw_free < nrw)
+		return -EAGAIN;
+	conn->c_wr_free -= n;
+	conn->c_rw_free -= nrw;
+	return n;
+}
+
 /**
  * rdmaxfer_wr_take - take send-queue room if there is enough
  * @conn: the connection
@@ -155,19 +178,12 @@ MODULE_PARM_DESC(peer_timeout_ms,
  */
 int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
 {
-	int ret = -EAGAIN;
+	int ret;
 
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_DOWN) {
-		ret = -ENOTCONN;
-	} else if ((!conn->c_reg_waits || !nwr || holding) &&
-		   conn->c_wr_free >= nwr && conn->c_rw_free >= nrw) {
-		conn->c_wr_free -= nwr;
-		conn->c_rw_free -= nrw;
-		ret = 0;
-	}
+	ret = __rdmaxfer_wr_take(conn, nwr, nwr, nrw, holding);
 	spin_unlock_bh(&conn->c_lock);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 /**
@@ -175,23 +191,20 @@ int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
  * @conn: the connection
  * @nwr: send WRs wanted
  *
- * For a caller that holds nothing yet (as rdmaxfer_wr_take() with
- * @holding false): none while a registration waits.
+ * For a caller that holds nothing yet (rdmaxfer_wr_take() with @holding
+ * false): none while a registration waits.
  *
  * Context: any context that may take a spinlock; does not sleep.
  * Return: the number taken, 0 to @nwr.
  */
 u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr)
 {
-	u32 n = 0;
+	int ret;
 
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state != RDMAXFER_CS_DOWN && !conn->c_reg_waits) {
-		n = min(nwr, conn->c_wr_free);
-		conn->c_wr_free -= n;
-	}
+	ret = __rdmaxfer_wr_take(conn, 0, nwr, 0, false);
 	spin_unlock_bh(&conn->c_lock);
-	return n;
+	return max(ret, 0);
 }
 
 /**

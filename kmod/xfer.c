@@ -1220,18 +1220,21 @@ static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
 	}
 }
 
-/*
- * A run's @req: make it ready to post (@post false: its SGEs or its result
- * buffer), or post it (@post true; its room is taken, bottom halves off).
- */
-static int rdmaxfer_run_one(struct rdmaxfer_req *req, bool post)
+/* A run's @req made ready to post: a SEND's SGEs, an atomic's result buffer. */
+static int rdmaxfer_run_prepare(struct rdmaxfer_req *req)
+{
+	if (req->r_event.ev.opcode != RDMAXFER_OP_SEND)
+		return rdmaxfer_atomic_map(req);
+	return rdmaxfer_req_lmr_sges(req);
+}
+
+/* Post a run's @req, made ready; its room is taken, bottom halves are off. */
+static int rdmaxfer_run_post_one(struct rdmaxfer_req *req)
 {
 	struct ib_send_wr wr;
 
 	if (req->r_event.ev.opcode != RDMAXFER_OP_SEND)
-		return post ? rdmaxfer_atomic_post(req, true) : rdmaxfer_atomic_map(req);
-	if (!post)
-		return rdmaxfer_req_lmr_sges(req);
+		return rdmaxfer_atomic_post(req, true);
 	rdmaxfer_send_zc_wr(req, &wr);
 	return rdmaxfer_send_zc_post(req, &wr, true);
 }
@@ -1269,11 +1272,11 @@ static u32 rdmaxfer_run_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_
 	if (k < 2)
 		return 0;
 	/* registrations before room: a first one waits for an empty send queue */
-	for (i = 0; i < k && !rdmaxfer_run_one(reqs[i], false); i++)
+	for (i = 0; i < k && !rdmaxfer_run_prepare(reqs[i]); i++)
 		;
 	k = rdmaxfer_wr_take_upto(conn, i);
 	local_bh_disable();
-	for (posted = 0; posted < k && !rdmaxfer_run_one(reqs[posted], true); posted++)
+	for (posted = 0; posted < k && !rdmaxfer_run_post_one(reqs[posted]); posted++)
 		;
 	local_bh_enable();
 	if (posted < k)

@@ -90,13 +90,25 @@ perftest_run()
 		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null |
 			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		wait $srv 2>/dev/null
-		# a glitched run reports 0.00, or inf
+		# a glitched run reports 0.00, or inf; a bandwidth line whose
+		# average (MiB/s) disagrees with its message rate (Mpps) is no
+		# result either (seen: an ib_read_bw "average" of 65536)
 		if [ -n "$out" ] &&
-			! echo "$out" | awk '{ bad = $4 + 0 == 0; for (i = 3; i <= NF; i++) if (tolower($i) ~ /inf|nan/) bad = 1; exit !bad }'; then
+			! echo "$out" | awk -v isbw="$([[ $tool == *_bw ]] && echo 1)" '{
+				bad = $4 + 0 == 0
+				for (i = 3; i <= NF; i++) if (tolower($i) ~ /inf|nan/) bad = 1
+				if (isbw && !bad) {
+					from_rate = $5 * 1e6 * $1 / 1048576
+					d = $4 - from_rate
+					if (d < 0) d = -d
+					if (d > 0.02 * $4 + 0.02) bad = 1
+				}
+				exit !bad }'; then
 			echo "$out"
 			return 0
 		fi
-		say "$tool $* gave no usable result (try $try)"
+		# on stderr: the caller keeps stdout, the result line
+		say "$tool $* gave no usable result (try $try): ${out:-no result line}" >&2
 	done
 	return 1
 }
