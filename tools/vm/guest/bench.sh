@@ -90,9 +90,9 @@ perftest_run()
 		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null |
 			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		wait $srv 2>/dev/null
-		# a glitched run reports 0.00, or inf; a bandwidth line whose
-		# average (MiB/s) disagrees with its message rate (Mpps) is no
-		# result either (seen: an ib_read_bw "average" of 65536)
+		# a glitched run reports 0.00, or inf; perftest derives a
+		# bandwidth line's average (MiB/s) from its message rate (Mpps),
+		# so a line where the two disagree is garbled
 		if [ -n "$out" ] &&
 			! echo "$out" | awk -v isbw="$([[ $tool == *_bw ]] && echo 1)" '{
 				bad = $4 + 0 == 0
