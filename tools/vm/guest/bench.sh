@@ -46,8 +46,9 @@
 # host CPU it is on (Documentation/testing.md, "Benchmarks under TCG").
 # `make bench` also pins the vCPU threads on the host (RIG_PIN_VCPUS=1),
 # guest CPU 1 on the host CPU that was faster at boot; a host CPU's speed
-# can still change during the run.  The 8-connection row is not pinned in the guest (its
-# client's threads may use every CPU).  BENCH_PIN=0: no pinning in the guest.
+# can still change during the run.  The 8-connection row is not pinned in
+# the guest (its client's threads may use every CPU).  BENCH_PIN=0: no
+# pinning in the guest.
 set -u
 
 ADDR=192.0.2.1
@@ -90,12 +91,13 @@ perftest_run()
 		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null |
 			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		wait $srv 2>/dev/null
-		# a glitched run reports 0.00, or inf; perftest derives a
+		# a glitched run reports 0.00, or inf (a latency line's t_max
+		# and t_typical, a bandwidth line's average); perftest derives a
 		# bandwidth line's average (MiB/s) from its message rate (Mpps),
 		# so a line where the two disagree is garbled
 		if [ -n "$out" ] &&
 			! echo "$out" | awk -v isbw="$([[ $tool == *_bw ]] && echo 1)" '{
-				bad = $4 + 0 == 0
+				bad = $4 + 0 == 0 || (!isbw && $5 + 0 == 0)
 				for (i = 3; i <= NF; i++) if (tolower($i) ~ /inf|nan/) bad = 1
 				if (isbw && !bad) {
 					from_rate = $5 * 1e6 * $1 / 1048576
@@ -165,13 +167,8 @@ lat()
 		else
 			p=$(perftest_run "ib_${op}_lat" -s 8 -n "$iters") || continue
 		fi
-		t=$(echo "$p" | awk '{ print $5 + 0 }')
+		t=$(echo "$p" | awk '{ print $5 }')
 		t9=$(echo "$p" | awk '{ print (NF >= 9) ? $9 : 0 }')
-		# perftest_run() rejects a zero t_max; a zero t_typical slipped through once
-		if [ "$t" = 0 ]; then
-			say "round $r: $op: perftest printed t_typical 0: its round not counted"
-			continue
-		fi
 		case $op in read | fadd) k=1 ;; *) k=2 ;; esac
 		t=$(echo "$t * $k" | bc -l)
 		t9=$(echo "$t9 * $k" | bc -l)

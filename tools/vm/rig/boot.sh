@@ -124,7 +124,7 @@ pin_vcpus() {
         'CPU 0/TCG') taskset -pc $((1 - PIN_FAST)) "${t##*/}" >/dev/null && n=$((n + 1)) ;;
         esac
     done
-    ((n == 2)) || { say "RIG_PIN_VCPUS: QEMU's two vCPU threads not found: not pinned"; return 0; }
+    ((n == 2)) || { say "RIG_PIN_VCPUS: found and pinned $n of QEMU's two vCPU threads: the run is not pinned as asked"; return 0; }
     say "vCPU threads pinned: guest CPU 1 on host CPU $PIN_FAST, guest CPU 0 on host CPU $((1 - PIN_FAST)) (before the boot a fixed loop took ${PIN_C0} ms on host CPU 0, ${PIN_C1} ms on host CPU 1)"
 }
 
