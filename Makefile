@@ -19,6 +19,10 @@
 #                     the same on the newest kernel of Debian unstable (7.2 today);
 #                     the module is built in a sid chroot (mmdebstrap, cached), the
 #                     CLI and selftests here
+#   make check PROVIDER=siw
+#                     the same with Soft-iWARP (siw) instead of Soft-RoCE (rxe) as the
+#                     RDMA device of the guests and of every test (with KERNEL= too;
+#                     siw.ko is built from Debian's source where the kernel lacks it)
 #   make check-all    stock, debug, 6.12, sid and the package test, one after the
 #                     other (what CI runs part of: see Documentation/testing.md)
 #   make demo         install what is missing, build, boot the guest and show
@@ -50,6 +54,9 @@ RIG		:= tools/vm/rig.sh
 KERNEL		?= stock
 export RIG_KERNEL := $(KERNEL)
 # (a $(shell) does not see exported variables: say RIG_KERNEL here)
+# The RDMA provider of the guests and tests: rxe (Soft-RoCE) or siw (Soft-iWARP).
+PROVIDER	?= rxe
+export RIG_PROVIDER := $(PROVIDER)
 KDIR		?= $(shell RIG_KERNEL=$(KERNEL) $(RIG) kdir 2>/dev/null)
 # Where kbuild runs: sid's headers need sid's compiler, so in its chroot; KDIR is then
 # a path inside it.
@@ -178,7 +185,7 @@ fuzz:
 	$(RIG) setup
 	$(MAKE) stage
 	$(RIG) run --timeout $$(($(FUZZ_SECS) + 600)) -- 'cd /opt/rdmaxfer/selftests/rdmaxfer && \
-		export RDMAXFER_TEST_DEV=rxe0 RDMAXFER_TEST_ADDR=192.0.2.1 RDMAXFER_TEST_ADDR6=2001:db8::1 && \
+		export RDMAXFER_TEST_DEV=$(PROVIDER)0 RDMAXFER_TEST_ADDR=192.0.2.1 RDMAXFER_TEST_ADDR6=2001:db8::1 && \
 		FUZZ_SECS=$(FUZZ_SECS) FUZZ_SEED=$(FUZZ_SEED) ./fuzz_ioctl.sh && ./dmesg_check.sh'
 
 shell:

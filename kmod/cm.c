@@ -101,13 +101,18 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	h->seg_size = cpu_to_be32(rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE);
 	h->max_msg = cpu_to_be32(conn->c_max_msg);
 	h->reserved = 0;
-	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT);
+	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT |
+				  (rdmaxfer_port_has_imm(conn->c_dev->rd_ib, conn->c_port) ?
+				   0 : RDMAXFER_HELLO_SLOT_HDR));
 	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
-/* Check the peer's hello and take its parameters; *reason says why not. */
+/*
+ * Check the peer's hello and take its parameters; *reason says why not.
+ * @has_imm: our port has immediate data (else slots need slot headers).
+ */
 static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
-				u32 *reason)
+				bool has_imm, u32 *reason)
 {
 	const struct rdmaxfer_cm_hello_ext *x = data;
 	const struct rdmaxfer_cm_hello *h = data;
@@ -133,11 +138,16 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 	/* an older peer sends less; what it leaves out reads as zero */
 	if (len >= sizeof(*x)) {
 		features = be32_to_cpu(x->features) &
-			   (RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT);
+			   (RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT | RDMAXFER_HELLO_SLOT_HDR);
 		if (!(features & RDMAXFER_HELLO_SLOTS))
 			features = 0;	/* WANT is part of slots */
 		rq = be32_to_cpu(x->rq_entries);
 	}
+	/* slots need immediate data, or else slot headers on both sides (hdr.c) */
+	if (has_imm)
+		features &= ~RDMAXFER_HELLO_SLOT_HDR;
+	else if (!(features & RDMAXFER_HELLO_SLOT_HDR))
+		features = 0;
 	if (!rq)
 		rq = credits;
 	if (rq < credits || rq > RDMAXFER_RQ_RING) {
@@ -145,6 +155,7 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 		return -EPROTO;
 	}
 	conn->c_peer_features = features;
+	conn->c_slot_hdr = features & RDMAXFER_HELLO_SLOT_HDR;
 	conn->c_credits = credits;
 	conn->c_peer_recvs = rq;
 	conn->c_tx_seq = 0;
@@ -165,6 +176,8 @@ static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 	/* both ports must accept a message: ours (set up) and the peer's (hello) */
 	conn->c_max_msg = min(conn->c_max_msg, conn->c_peer_max_msg);
 	piece = min(conn->c_peer_seg_size, conn->c_max_msg);
+	if (conn->c_read_piece)
+		piece = min_t(u64, piece, conn->c_read_piece);
 	u32 sge = min(conn->c_qp->max_write_sge, conn->c_qp->max_read_sge);
 	u64 by_wrs = (u64)(conn->c_wr_free / 2) * sge * PAGE_SIZE;
 
@@ -239,11 +252,12 @@ static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm
 static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 					   struct rdma_cm_event *ev)
 {
+	bool imm = rdmaxfer_port_has_imm(conn->c_dev->rd_ib, conn->c_port);
 	u32 reason = 0;
 	int ret;
 
 	ret = rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
-				   ev->param.conn.private_data_len, &reason);
+				   ev->param.conn.private_data_len, imm, &reason);
 	if (!ret) {
 		rdmaxfer_conn_limits(conn);
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_CONNS, 1);
@@ -419,7 +433,8 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	if (!conn)
 		goto reject;
 	if (rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
-				 ev->param.conn.private_data_len, &reason))
+				 ev->param.conn.private_data_len,
+				 rdmaxfer_port_has_imm(id->device, id->port_num), &reason))
 		goto reject_free;
 
 	spin_lock(&l->l_lock);

@@ -782,6 +782,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	struct rdmaxfer_device *rd;
 	struct ib_port_attr pattr;
 	struct ib_device *ib;
+	u32 hdr;
 	int ret;
 
 	might_sleep();
@@ -795,6 +796,12 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	}
 	ib = rd->rd_ib;
 	conn->c_port = id->port_num;
+	conn->c_atomics = ib->attrs.atomic_cap != IB_ATOMIC_NONE;
+	/* rdma_rw's own rule: READs go through its MRs on iWARP */
+	if (rdma_protocol_iwarp(ib, conn->c_port))
+		conn->c_read_piece = (min(ib->attrs.max_fast_reg_page_list_len, 256U) - 1) *
+				     PAGE_SIZE;
+	hdr = !rdmaxfer_port_has_imm(ib, conn->c_port);
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : ib_query_port(ib, conn->c_port, &pattr);
 	if (ret)
 		return ret;
@@ -835,7 +842,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_send_wr = min_t(u32, RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE, ib->attrs.max_qp_wr);
 	attr.cap.max_recv_wr = RDMAXFER_RQ_SIZE;
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
-	attr.cap.max_recv_sge = min_t(u32, ib->attrs.max_recv_sge, RDMAXFER_MAX_MSG_SGES);
+	attr.cap.max_recv_sge = min_t(u32, ib->attrs.max_recv_sge, RDMAXFER_MAX_MSG_SGES + hdr);
 	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS;
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_create_qp(id, conn->c_pd, &attr);
 	if (ret)
@@ -846,8 +853,9 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
 	conn->c_wr_max = conn->c_wr_free;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
+	/* the buffer's SGEs of a SEND or slot; a slot header (hdr.c) takes one */
 	conn->c_max_sge = min3(attr.cap.max_send_sge, attr.cap.max_recv_sge,
-			       (u32)RDMAXFER_MAX_MSG_SGES);
+			       RDMAXFER_MAX_MSG_SGES + hdr) - hdr;
 
 	return rdmaxfer_ctrl_setup(conn);
 }

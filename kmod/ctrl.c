@@ -645,16 +645,18 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc);
  */
 int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user)
 {
+	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_event.ev.bytes + hdr;
 	struct ib_recv_wr wr = {
 		.wr_cqe = &req->r_atomic_cqe,
-		.sg_list = req->r_sge,
-		.num_sge = req->r_nsge,
+		.sg_list = req->r_sge + !hdr,
+		.num_sge = req->r_nsge + !!hdr,
 	};
-	u32 len = req->r_event.ev.bytes;
 	int ret = -ENOTCONN;
 
 	req->r_atomic_cqe.done = rdmaxfer_slot_done;
 	spin_lock_bh(&conn->c_lock);
+	if (hdr)
+		rdmaxfer_hdr_rx_post(conn, req);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
 		ret = conn->c_rx_slots < RDMAXFER_MAX_SLOTS ? ib_post_recv(conn->c_qp, &wr, NULL) :
 		      -ENOSPC;
@@ -678,13 +680,14 @@ static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc);
  */
 static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req)
 {
-	struct ib_sge sge[RDMAXFER_MAX_MSG_SGES];
+	struct ib_sge sge[1 + RDMAXFER_MAX_MSG_SGES];
+	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_echo_len + hdr;
 	struct ib_send_wr wr = {
 		.wr_cqe = &req->r_atomic_cqe,
-		.sg_list = sge,
-		.opcode = IB_WR_SEND_WITH_IMM,
+		.sg_list = sge + !hdr,
+		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
 		.send_flags = IB_SEND_SIGNALED,
-		.ex.imm_data = cpu_to_be32(req->r_echo_imm),
+		.ex.imm_data = hdr ? 0 : cpu_to_be32(req->r_echo_imm),
 	};
 	u32 left = req->r_echo_len, i;
 	int ret;
@@ -695,20 +698,22 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	if (!conn->c_wr_free)
 		return -EAGAIN;
 	if (conn->c_credits < 2) {
-		rdmaxfer_tx_want(conn, req->r_echo_len, true);
+		rdmaxfer_tx_want(conn, len, true);
 		return -EAGAIN;
 	}
 	for (i = 0; i < req->r_nsge && left; i++) {
-		sge[i] = req->r_sge[i];
-		sge[i].length = min(sge[i].length, left);
-		left -= sge[i].length;
+		sge[1 + i] = req->r_sge[1 + i];
+		sge[1 + i].length = min(sge[1 + i].length, left);
+		left -= sge[1 + i].length;
 	}
-	wr.num_sge = i;
+	wr.num_sge = i + !!hdr;
 	/* claim the credit and the WR of the echo itself, then skip */
 	conn->c_credits--;
 	conn->c_wr_free--;
-	ret = rdmaxfer_tx_place(conn, req->r_echo_len, true);
+	ret = rdmaxfer_tx_place(conn, len, true);
 	if (!ret) {
+		if (hdr)
+			rdmaxfer_hdr_tx(conn, &sge[0], req->r_echo_imm);
 		req->r_atomic_cqe.done = rdmaxfer_echo_done;
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 	}
@@ -1136,7 +1141,7 @@ static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *re
 	msg = kmalloc(len, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset, msg, len);
+	rdmaxfer_slot_copy(conn, req, msg, len);
 	ret = rdmaxfer_handle_msg_charged(conn, msg, len);
 	kfree(msg);
 	return ret;
@@ -1285,17 +1290,23 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* Context: receive CQ completion handler (softirq). */
-static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc)
+static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 {
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_req *req = container_of(cqe->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
 	u64 copy[RDMAXFER_MIN_SLOT / sizeof(u64)];
+	struct ib_wc w = *cqe, *wc = &w;
 	const void *flow = NULL;
 	bool now;
 
+	/* a header entry (hdr.c) says what came; a bad one drops the connection */
+	if (rdmaxfer_hdr_rx_done(conn, req, wc)) {
+		rdmaxfer_msg_failed(conn, -EPROTO);
+		wc->status = IB_WC_WR_FLUSH_ERR;
+	}
 	if (rdmaxfer_rx_small_msg(wc)) {
 		/* the user may change the slot's bytes: look at a copy only */
-		rdmaxfer_buf_copy(req->r_buf, req->r_buf_offset, copy, wc->byte_len);
+		rdmaxfer_slot_copy(conn, req, copy, wc->byte_len);
 		if (rdmaxfer_msg_is_flow(copy))
 			flow = copy;
 	}
@@ -1420,6 +1431,9 @@ int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn)
 	int ret;
 
 	might_sleep();
+	ret = rdmaxfer_hdrs_alloc(conn);
+	if (ret)
+		return ret;
 	for (i = 0; i < RDMAXFER_SEND_BUFS; i++) {
 		ret = rdmaxfer_ctrl_init(conn, &conn->c_sends[i], DMA_TO_DEVICE);
 		if (ret)
@@ -1443,7 +1457,8 @@ int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn)
  * rdmaxfer_ctrl_free_all - unmap and free the control buffers
  * @conn: the connection; its QP is drained or was never connected
  *
- * Idempotent; frees what rdmaxfer_ctrl_setup() made, also partly.
+ * Idempotent; frees what rdmaxfer_ctrl_setup() made (also the header
+ * entries, hdr.c), also partly.
  */
 void rdmaxfer_ctrl_free_all(struct rdmaxfer_conn *conn)
 {
@@ -1454,6 +1469,7 @@ void rdmaxfer_ctrl_free_all(struct rdmaxfer_conn *conn)
 			rdmaxfer_ctrl_free(conn, &conn->c_recvs[i], DMA_FROM_DEVICE);
 		for (i = 0; i < RDMAXFER_SEND_BUFS; i++)
 			rdmaxfer_ctrl_free(conn, &conn->c_sends[i], DMA_TO_DEVICE);
+		rdmaxfer_hdrs_free(conn);
 	}
 	INIT_LIST_HEAD(&conn->c_free_sends);
 }

@@ -858,6 +858,8 @@ u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf
  * @lmr: the buffer's local registration on the request's connection
  * @off: start of the range
  * @len: its length; rdmaxfer_lmr_nsge() is at most RDMAXFER_MAX_MSG_SGES
+ *
+ * They go from @req->r_sge[1]: the first is a slot header's (hdr.c).
  */
 void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len)
 {
@@ -868,7 +870,7 @@ void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u6
 	while (len) {
 		u64 seg = div64_u64(a, s);
 		u64 n = min(len, (seg + 1) * s - a);
-		struct ib_sge *sge = &req->r_sge[req->r_nsge++];
+		struct ib_sge *sge = &req->r_sge[1 + req->r_nsge++];	/* [0]: hdr.c's */
 
 		sge->addr = a;
 		sge->length = n;

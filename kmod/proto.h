@@ -56,6 +56,20 @@
  * buffers go back when slots run low), so that a sender left with at most
  * one credit is always answered (half of what is posted is then owed).
  *
+ * Slot headers (both hellos carry RDMAXFER_HELLO_SLOT_HDR).  A transport
+ * without immediate data (iWARP: its SEND carries none) cannot tell a
+ * user's message from a control message by the SEND_WITH_IMM opcode, nor
+ * carry the user's immediate.  There, every slot the receiver posts starts
+ * with a header entry of RDMAXFER_SLOT_HDR bytes in the receiver's own
+ * kernel memory, followed by the user's pages, and the capacity it
+ * announces counts the header entry.  A user's message is a plain SEND of
+ * struct rdmaxfer_msg_user (type RDMAXFER_MSG_USER, the immediate)
+ * followed by the user's bytes; it goes only into a slot whose capacity is
+ * at least its length plus the header.  A control message is sent as
+ * always: in a slot, its struct rdmaxfer_msg_hdr lands in the header entry
+ * and its payload in the user's pages.  A skip is empty as always.  An
+ * RDMA port that has immediate data never sends the feature.
+ *
  * Everything is big-endian.  Every field is checked on receipt; a message
  * that breaks the rules drops the connection.
  */
@@ -90,6 +104,7 @@ struct rdmaxfer_cm_hello {
 /* struct rdmaxfer_cm_hello_ext.features */
 #define RDMAXFER_HELLO_SLOTS	0x1	/* receive slots: the rules above */
 #define RDMAXFER_HELLO_WANT	0x2	/* and WANT messages (with SLOTS only) */
+#define RDMAXFER_HELLO_SLOT_HDR	0x4	/* slots start with a header entry (with SLOTS only) */
 
 /**
  * struct rdmaxfer_cm_hello_ext - the hello of this version
@@ -125,6 +140,7 @@ enum rdmaxfer_msg_type {
 	RDMAXFER_MSG_DATA,		/* payload: the bytes of a SEND */
 	RDMAXFER_MSG_WRITE_DONE,	/* struct rdmaxfer_msg_write_done */
 	RDMAXFER_MSG_WANT,		/* struct rdmaxfer_msg_want (slots only) */
+	RDMAXFER_MSG_USER,		/* a user's message in a slot (slot headers only) */
 };
 
 /**
@@ -138,6 +154,21 @@ struct rdmaxfer_msg_hdr {
 	__be16 credits;
 	__be32 length;
 };
+
+/**
+ * struct rdmaxfer_msg_user - the header of a user's message (slot headers)
+ * @type: RDMAXFER_MSG_USER, where struct rdmaxfer_msg_hdr has its type
+ * @reserved: 0
+ * @imm_data: the sender's immediate value
+ */
+struct rdmaxfer_msg_user {
+	__be16 type;
+	__be16 reserved;
+	__be32 imm_data;
+};
+
+/* bytes of a slot's header entry: a user's header or a control message's */
+#define RDMAXFER_SLOT_HDR	8
 
 /* struct rdmaxfer_msg_run.cap: the entries are slots (not control buffers) */
 #define RDMAXFER_RUN_SLOT	0x80000000u

@@ -469,9 +469,16 @@ struct rdmaxfer_msg {
  * @c_scq: send CQ (from the device's CQ pool)
  * @c_rcq: receive CQ
  * @c_scq_size: CQEs taken from the pool for @c_scq
- * @c_max_sge: SGEs a SEND or a slot of ours may take (RDMAXFER_MAX_MSG_SGES
- *	or what the QP allows, if fewer)
+ * @c_max_sge: SGEs of the user's buffer a SEND or a slot of ours may take
+ *	(RDMAXFER_MAX_MSG_SGES or what the QP allows, if fewer, less the header
+ *	entry's SGE on a port without immediate data)
  * @c_port: port number on @c_dev
+ * @c_atomics: the device does atomics (atomic_cap is not IB_ATOMIC_NONE)
+ * @c_read_piece: the largest piece of a READ, 0: no other limit than a
+ *	WRITE's.  Where rdma_rw registers a READ's local pages (iWARP: the
+ *	READ's sink must be registered for remote write), each of its
+ *	contexts has one MR of min(max_fast_reg_page_list_len, 256) pages,
+ *	filled a page per scatterlist entry: a piece must fit one
  * @c_lock: protects the fields below up to @c_peer_wins, and state changes
  * @c_state: enum rdmaxfer_conn_state
  * @c_error: why the connection went down (negative errno), 0 before; set
@@ -555,6 +562,12 @@ struct rdmaxfer_msg {
  * @c_lmrs: local registrations of buffers on this connection (mem.c)
  * @c_lmr_lock: protects @c_lmrs
  * @c_peer_features: RDMAXFER_HELLO_* of the peer
+ * @c_slot_hdr: user messages and slots carry a header entry (both hellos
+ *	say RDMAXFER_HELLO_SLOT_HDR: a port without immediate data, proto.h)
+ * @c_hdrs: header entries (hdr.c): RDMAXFER_RQ_RING for our SENDs, by
+ *	c_tx_seq, then RDMAXFER_RQ_RING for our slots, by c_rx_seq; NULL on a
+ *	port with immediate data
+ * @c_hdrs_dma: their DMA address (mapped both ways, once)
  * @c_peer_ctrl_size: the peer's control buffer size
  * @c_peer_seg_size: the peer's window segment size
  * @c_max_msg: largest RDMA message both ports accept
@@ -584,6 +597,8 @@ struct rdmaxfer_conn {
 	u32				c_scq_size;
 	u32				c_max_sge;
 	u32				c_port;
+	bool				c_atomics;
+	u32				c_read_piece;
 
 	spinlock_t			c_lock;		/* see above */
 	enum rdmaxfer_conn_state	c_state;
@@ -652,6 +667,9 @@ struct rdmaxfer_conn {
 	struct list_head		c_lmrs;
 	struct mutex			c_lmr_lock;	/* c_lmrs */
 	u32				c_peer_features;
+	bool				c_slot_hdr;
+	struct rdmaxfer_msg_user	*c_hdrs;
+	u64				c_hdrs_dma;
 	u32				c_peer_ctrl_size;
 	u32				c_peer_seg_size;
 	u32				c_max_msg;
@@ -754,8 +772,12 @@ struct rdmaxfer_piece {
  * @r_sink: RECV: a sink slot (RDMAXFER_RECV_SINK)
  * @r_sink_imm: sink slot: the immediate of the messages it drops
  * @r_rx: RECV: the slot's completion, when the receive work handles it
- * @r_nsge: SEND into a slot, RECV: number of @r_sge
- * @r_sge: their local memory (the buffer's local registration)
+ * @r_hdr: RECV: the slot's header entry (c_hdrs, slot headers only), and
+ *	what it held when the slot completed
+ * @r_hdr_idx: RECV: the index of that entry in c_hdrs
+ * @r_nsge: SEND into a slot, RECV: number of the buffer's SGEs, from @r_sge[1]
+ * @r_sge: the header entry's SGE (slot headers only), then the buffer's
+ *	(its local registration)
  * @r_atomic_wr: atomics: the work request
  * @r_atomic_sge: atomics: its local buffer
  * @r_npieces: number of @r_pieces
@@ -785,8 +807,10 @@ struct rdmaxfer_req {
 	bool			r_sink;
 	u32			r_sink_imm;
 	struct rdmaxfer_rx_wc	r_rx;
+	struct rdmaxfer_msg_user r_hdr;
+	u32			r_hdr_idx;
 	u32			r_nsge;
-	struct ib_sge		r_sge[RDMAXFER_MAX_MSG_SGES];
+	struct ib_sge		r_sge[1 + RDMAXFER_MAX_MSG_SGES];
 	u32			r_npieces;
 	struct rdmaxfer_piece	r_pieces[];
 };
@@ -864,6 +888,17 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
 void rdmaxfer_rx_work(struct work_struct *work);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
+
+/* hdr.c */
+bool rdmaxfer_port_has_imm(struct ib_device *ib, u32 port);
+int rdmaxfer_hdrs_alloc(struct rdmaxfer_conn *conn);
+void rdmaxfer_hdrs_free(struct rdmaxfer_conn *conn);
+u32 rdmaxfer_hdr_len(const struct rdmaxfer_conn *conn);
+void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm);
+void rdmaxfer_hdr_rx_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req);
+int rdmaxfer_hdr_rx_done(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, struct ib_wc *wc);
+void rdmaxfer_slot_copy(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, void *dst,
+			u32 len);
 
 /* conn.c */
 struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf);

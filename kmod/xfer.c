@@ -440,7 +440,8 @@ static int rdmaxfer_op_access(u16 opcode, u32 *need_buf, u32 *need_win)
  *
  * Context: process; c_peer_win_lock held (it keeps @pw alive).
  * Return: 0, -EINVAL if the length is more than the opcode allows, or
- * -EOPNOTSUPP (RECV: the peer does not speak receive slots).
+ * -EOPNOTSUPP (RECV: the peer does not speak receive slots; CAS, FADD: our
+ * device has no atomics).
  */
 static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_op *op,
 			      const struct rdmaxfer_buf *buf, const struct rdmaxfer_peer_win *pw,
@@ -460,7 +461,8 @@ static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_
 		if (op->opcode == RDMAXFER_OP_RECV &&
 		    !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
 			return -EOPNOTSUPP;
-		if (op->length > conn->c_max_msg ||
+		/* a message and its slot header (hdr.c) must fit both ports */
+		if (op->length > conn->c_max_msg - rdmaxfer_hdr_len(conn) ||
 		    (op->opcode == RDMAXFER_OP_RECV && op->length < RDMAXFER_MIN_SLOT))
 			return -EINVAL;
 		if (rdmaxfer_lmr_nsge(conn, buf, op->buf_offset, op->length) > conn->c_max_sge)
@@ -468,6 +470,13 @@ static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_
 		return 0;
 	case RDMAXFER_OP_CAS:
 	case RDMAXFER_OP_FADD:
+		/*
+		 * Never post what the device refuses: siw (v6.1) leaves a
+		 * refused WR half-written in its send queue and later
+		 * completes it as flushed, after SUBMIT freed it.
+		 */
+		if (!conn->c_atomics)
+			return -EOPNOTSUPP;
 		return op->length == sizeof(u64) ? 0 : -EINVAL;
 	}
 	if (op->length > conn->c_max_op)
@@ -604,6 +613,8 @@ static int rdmaxfer_req_prepare(struct rdmaxfer_file *rf, const struct rdmaxfer_
 	}
 
 	max_piece = min_t(u64, conn->c_peer_seg_size, conn->c_max_msg);
+	if (op->opcode == RDMAXFER_OP_READ && conn->c_read_piece)
+		max_piece = min(max_piece, conn->c_read_piece);
 	mutex_lock(&conn->c_peer_win_lock);
 	if (need_win) {
 		ret = -ENOENT;
@@ -689,16 +700,20 @@ static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * The work request of a zero-copy SEND whose SGEs are set
  * (rdmaxfer_lmr_sges()), and the request made ready for its completion.
+ * With slot headers (hdr.c) it is a plain SEND, its header the first SGE
+ * (set when it is placed: rdmaxfer_send_zc_post()).
  */
 static void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
 {
+	bool hdr = rdmaxfer_hdr_len(req->r_conn);
+
 	*wr = (struct ib_send_wr) {
 		.wr_cqe = &req->r_atomic_cqe,
-		.sg_list = req->r_sge,
-		.num_sge = req->r_nsge,
-		.opcode = IB_WR_SEND_WITH_IMM,
+		.sg_list = req->r_sge + !hdr,
+		.num_sge = req->r_nsge + hdr,
+		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
 		.send_flags = IB_SEND_SIGNALED,
-		.ex.imm_data = cpu_to_be32(req->r_event.ev.imm_data),
+		.ex.imm_data = hdr ? 0 : cpu_to_be32(req->r_event.ev.imm_data),
 	};
 	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
 	atomic_set(&req->r_pending, 1);
@@ -713,17 +728,20 @@ static void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
 static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool trace)
 {
 	struct rdmaxfer_conn *conn = req->r_conn;
+	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_event.ev.bytes + hdr;
 	int ret;
 
 	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
 	} else if (conn->c_credits < 2) {
-		rdmaxfer_tx_want(conn, req->r_event.ev.bytes, true);
+		rdmaxfer_tx_want(conn, len, true);
 		ret = -EAGAIN;
 	} else {
 		conn->c_credits--;
-		ret = rdmaxfer_tx_place(conn, req->r_event.ev.bytes, true);
+		ret = rdmaxfer_tx_place(conn, len, true);
+		if (!ret && hdr)
+			rdmaxfer_hdr_tx(conn, &req->r_sge[0], req->r_event.ev.imm_data);
 		if (!ret)
 			ret = ib_post_send(conn->c_qp, wr, NULL);
 		if (!ret)
@@ -882,6 +900,9 @@ static int rdmaxfer_pieces_init(struct rdmaxfer_req *req, u32 *nwr)
 	struct rdmaxfer_conn *conn = req->r_conn;
 	struct rdmaxfer_buf *buf = req->r_buf;
 	struct ib_device *ib = conn->c_dev->rd_ib;
+	/* a READ through one of rdma_rw's MRs (c_read_piece): a page per entry */
+	unsigned int max_seg = req->r_dir == DMA_FROM_DEVICE && conn->c_read_piece ?
+			       PAGE_SIZE : ib_dma_max_seg_size(ib);
 	u32 i;
 	int ret;
 
@@ -889,7 +910,7 @@ static int rdmaxfer_pieces_init(struct rdmaxfer_req *req, u32 *nwr)
 	for (i = 0; i < req->r_npieces; i++) {
 		struct rdmaxfer_piece *p = &req->r_pieces[i];
 
-		ret = rdmaxfer_piece_sg(buf, p, ib_dma_max_seg_size(ib));
+		ret = rdmaxfer_piece_sg(buf, p, max_seg);
 		if (ret)
 			goto fail;
 		ret = rdma_rw_ctx_init(&p->p_ctx, conn->c_qp, conn->c_port, p->p_sgt.sgl,

@@ -164,7 +164,8 @@ _at_exit()
 }
 
 # rdmaxfer_env_up: the RDMA device the test runs on (rxe_env.sh): sets and
-# exports RDMAXFER_TEST_DEV, _NETDEV, _ADDR, _ADDR6, _OTHER, _NETDEV2 and _OWN, or
+# exports RDMAXFER_TEST_DEV, _NETDEV, _ADDR, _ADDR6, _OTHER, _NETDEV2, _OWN,
+# _PROVIDER and _PROVIDER_MOD, or
 # skips the whole test saying why.  A device made here is removed at exit,
 # and the test fails if RDMA objects were left on it.
 rdmaxfer_env_up()
@@ -195,13 +196,14 @@ rdmaxfer_env_try()
 	esac
 	eval "$_env"
 	export RDMAXFER_TEST_DEV RDMAXFER_TEST_NETDEV RDMAXFER_TEST_ADDR RDMAXFER_TEST_ADDR6 \
-		RDMAXFER_TEST_OTHER RDMAXFER_TEST_SILENT RDMAXFER_TEST_NETDEV2 RDMAXFER_TEST_OWN
+		RDMAXFER_TEST_OTHER RDMAXFER_TEST_SILENT RDMAXFER_TEST_NETDEV2 RDMAXFER_TEST_OWN \
+		RDMAXFER_TEST_PROVIDER RDMAXFER_TEST_PROVIDER_MOD
 }
 
 # shellcheck disable=SC2034 # the variables are the calling test's
 # rdmaxfer_setup: load the module and bring the device up (rdmaxfer_env_up);
-# sets DEV, NETDEV, ADDR, ADDR6, OTHER, NETDEV2 and OWN, short for the
-# RDMAXFER_TEST_* variables.  Skips the test when either cannot be done.
+# sets DEV, NETDEV, ADDR, ADDR6, OTHER, NETDEV2, OWN, PROVIDER (rxe, siw) and
+# PROVIDER_MOD (its module), short for the RDMAXFER_TEST_* variables.  Skips the test when either cannot be done.
 rdmaxfer_setup()
 {
 	rdmaxfer_load || ktap_skip_all "cannot load the module"
@@ -213,6 +215,8 @@ rdmaxfer_setup()
 	OTHER=$RDMAXFER_TEST_OTHER
 	NETDEV2=$RDMAXFER_TEST_NETDEV2
 	OWN=$RDMAXFER_TEST_OWN
+	PROVIDER=$RDMAXFER_TEST_PROVIDER
+	PROVIDER_MOD=$RDMAXFER_TEST_PROVIDER_MOD
 }
 
 # rdmaxfer_setup_own: rdmaxfer_setup for a test that deletes and re-adds the

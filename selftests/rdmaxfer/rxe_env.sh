@@ -20,6 +20,9 @@
 #   RDMAXFER_TEST_NETDEV2=rdmaxfer-v1    a netdev for a second Soft-RoCE device
 #   RDMAXFER_TEST_OWN=1                  1: made here, tests may delete and
 #                                        re-add it (netdev rdmaxfer-v0); 0: not
+#   RDMAXFER_TEST_PROVIDER=rxe           its provider, as `rdma link add ... type`
+#                                        takes it: rxe or siw
+#   RDMAXFER_TEST_PROVIDER_MOD=rdma_rxe  the provider's kernel module
 #
 # Only the caller that made the device (RDMAXFER_TEST_DEV was unset when it
 # called "up") calls "down"; a program a test starts finds the variables
@@ -30,7 +33,9 @@
 # rdmaxfer-v1 (MTU 9000) with 203.0.113.1/24 and 2001:db8:113::1/64 on
 # rdmaxfer-v0, 203.0.113.2/24 and 2001:db8:113::2/64 on rdmaxfer-v1, and
 # rxe_rdmaxfer on rdmaxfer-v0, in the initial network namespace (Soft-RoCE
-# works only there before 7.1).  These are documentation ranges (RFC 5737,
+# works only there before 7.1).  With RDMAXFER_TEST_PROVIDER=siw it makes a
+# Soft-iWARP device, siw_rdmaxfer, the same way instead (iWARP: RDMA over TCP,
+# the model of cxgb4 and of irdma in iWARP mode).  These are documentation ranges (RFC 5737,
 # RFC 3849), never routed, and not the ones the project's guests use.  Whatever an earlier, killed test left of them is
 # removed first.  On a host with an RDMA device of its own (a real HCA),
 # name it instead and nothing is created or removed:
@@ -49,7 +54,12 @@
 # device.
 set -u
 
-DEV=rxe_rdmaxfer
+PROVIDER=${RDMAXFER_TEST_PROVIDER:-rxe}
+case $PROVIDER in
+rxe) DEV=rxe_rdmaxfer PROVIDER_MOD=rdma_rxe ;;
+siw) DEV=siw_rdmaxfer PROVIDER_MOD=siw ;;
+*) echo "RDMAXFER_TEST_PROVIDER must be rxe or siw" >&2; exit 2 ;;
+esac
 NETDEV=rdmaxfer-v0
 PEER=rdmaxfer-v1
 STATE=${TMPDIR:-/tmp}/rdmaxfer-rxe-env.res
@@ -83,16 +93,20 @@ up() {
 		echo "RDMAXFER_TEST_SILENT=${RDMAXFER_TEST_SILENT:-}"
 		echo "RDMAXFER_TEST_NETDEV2=${RDMAXFER_TEST_NETDEV2:-}"
 		echo "RDMAXFER_TEST_OWN=${RDMAXFER_TEST_OWN:-0}"
+		# the provider of a named device, from its driver (rdma link type)
+		printf 'RDMAXFER_TEST_PROVIDER=%s\nRDMAXFER_TEST_PROVIDER_MOD=%s\n' "$PROVIDER" "$PROVIDER_MOD"
 		return 0
 	fi
-	[ "$(id -u)" -eq 0 ] || skip "needs root to create a Soft-RoCE device (or set RDMAXFER_TEST_DEV)"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to create a $PROVIDER device (or set RDMAXFER_TEST_DEV)"
 	command -v rdma >/dev/null || skip "no rdma tool (iproute2)"
 	command -v ip >/dev/null || skip "no ip tool (iproute2)"
-	# before 6.15 rxe's ICRC needs the crc32 transform: not autoloaded everywhere
+	# before 6.15 rxe's ICRC needs the crc32 transform, siw's CRC32C always: not
+	# autoloaded everywhere
 	modprobe -q crc32_generic 2>/dev/null
+	[ "$PROVIDER" = siw ] && modprobe -q crc32c_generic 2>/dev/null
 	modprobe -q veth 2>/dev/null
-	modprobe -q rdma_rxe 2>/dev/null || [ -d /sys/module/rdma_rxe ] ||
-		skip "no rdma_rxe module (CONFIG_RDMA_RXE)"
+	modprobe -q "$PROVIDER_MOD" 2>/dev/null || [ -d "/sys/module/$PROVIDER_MOD" ] ||
+		skip "no $PROVIDER_MOD module (CONFIG_RDMA_$(echo "$PROVIDER" | tr a-z A-Z))"
 	remove
 	# one ip process for all of it: each exec costs under emulation
 	out=$(ip -batch - 2>&1 <<-EOF
@@ -106,8 +120,8 @@ up() {
 		addr add 2001:db8:113::2/64 dev $PEER nodad
 	EOF
 	) || { remove; skip "cannot make a veth pair: $(echo "$out" | tr '\n' ' ')"; }
-	out=$(rdma link add "$DEV" type rxe netdev "$NETDEV" 2>&1) ||
-		{ remove; skip "rdma link add $DEV type rxe netdev $NETDEV failed: $out"; }
+	out=$(rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV" 2>&1) ||
+		{ remove; skip "rdma link add $DEV type $PROVIDER netdev $NETDEV failed: $out"; }
 	i=0
 	until rdma link show "$DEV/1" 2>/dev/null | grep -q ACTIVE; do
 		i=$((i + 1))
@@ -120,6 +134,7 @@ up() {
 	printf 'RDMAXFER_TEST_ADDR=203.0.113.1\nRDMAXFER_TEST_ADDR6=2001:db8:113::1\n'
 	printf 'RDMAXFER_TEST_OTHER=203.0.113.2\nRDMAXFER_TEST_SILENT=203.0.113.99\n'
 	printf 'RDMAXFER_TEST_NETDEV2=%s\nRDMAXFER_TEST_OWN=1\n' "$PEER"
+	printf 'RDMAXFER_TEST_PROVIDER=%s\nRDMAXFER_TEST_PROVIDER_MOD=%s\n' "$PROVIDER" "$PROVIDER_MOD"
 }
 
 down() {

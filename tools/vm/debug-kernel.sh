@@ -9,7 +9,7 @@
 #
 # Source: Debian's linux-source-6.1 (/usr/src/linux-source-6.1.tar.xz), configured as
 # x86_64_defconfig + kvm_guest.config + tools/vm/debug.config (KASAN, lockdep, kmemleak,
-# UBSAN, fault injection, rdma_rxe as a module).  The cache directory is named after the
+# UBSAN, fault injection, rdma_rxe and siw as modules).  The cache directory is named after the
 # tarball's package version and a hash of debug.config and RECIPE, so a new
 # linux-source or a changed fragment builds a new kernel; older ones are removed.
 #
@@ -120,6 +120,7 @@ check_config() {
 		grep -qx "CONFIG_$opt=y" "$1" || bad+=("$opt=y")
 	done
 	grep -qx 'CONFIG_RDMA_RXE=m' "$1" || bad+=(RDMA_RXE=m)
+	grep -qx 'CONFIG_RDMA_SIW=m' "$1" || bad+=(RDMA_SIW=m)
 	((${#bad[@]} == 0)) || die "the merged config lacks: ${bad[*]}"
 }
 

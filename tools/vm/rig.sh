@@ -30,6 +30,7 @@
 #   tools/vm/rig/host.sh         host packages, the cache lock, setup, prepare
 #   tools/vm/rig/kernel.sh       the guest kernel: ABI, fetch (other suites: private apt),
 #                                the debug build, the sid build chroot, vmlinux
+#   tools/vm/rig/siw.sh          Soft-iWARP (siw.ko) for kernels that lack it
 #   tools/vm/rig/initramfs.sh    the base initramfs (cached) and the per-run payload
 #   tools/vm/rig/boot.sh         QEMU: one guest, or the client/server pair and its link
 #   tools/vm/rig/results.sh      KTAP -> leaf results, failure diagnostics, kernel log, summary
@@ -110,6 +111,10 @@
 #
 # Environment
 #   RIG_KERNEL=stock|debug|6.12|sid   the guest kernel (see above)
+#   RIG_PROVIDER=rxe|siw   the RDMA provider the guest's device and the tests use:
+#                   Soft-RoCE (rdma_rxe, RoCEv2) or Soft-iWARP (siw, iWARP over TCP);
+#                   the device is rxe0 or siw0 (RIG_DEV in the guest). Where Debian's
+#                   kernel lacks siw (6.1, 6.12) rig/siw.sh builds it from Debian's source
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
@@ -127,6 +132,7 @@ VMDIR=$REPO/build/vm
 RIG_MEM=${RIG_MEM:-3072}
 RIG_SMP=${RIG_SMP:-2}
 RIG_KERNEL=${RIG_KERNEL:-stock}
+RIG_PROVIDER=${RIG_PROVIDER:-rxe}
 if [[ $RIG_KERNEL == debug ]]; then RIG_TIMEOUT=${RIG_TIMEOUT:-3600}; else RIG_TIMEOUT=${RIG_TIMEOUT:-1200}; fi
 RIG_APPEND=${RIG_APPEND:-}
 RIG_VERBOSE=${RIG_VERBOSE:-0}
@@ -147,6 +153,8 @@ AWK_CLEAN='sub(/\r$/, ""); gsub(/\033\[[0-9;?]*[A-Za-z]/, ""); gsub(/\033./, "")
 . "$RIG_DIR/rig/host.sh"
 # shellcheck source=tools/vm/rig/kernel.sh
 . "$RIG_DIR/rig/kernel.sh"
+# shellcheck source=tools/vm/rig/siw.sh
+. "$RIG_DIR/rig/siw.sh"
 # shellcheck source=tools/vm/rig/initramfs.sh
 . "$RIG_DIR/rig/initramfs.sh"
 # shellcheck source=tools/vm/rig/boot.sh
@@ -252,6 +260,7 @@ usage() {
 
 for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU RIG_PIN_VCPUS; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
+[[ $RIG_PROVIDER == rxe || $RIG_PROVIDER == siw ]] || die "RIG_PROVIDER must be rxe or siw"
 [[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || -n ${SUITE_OF[$RIG_KERNEL]:-} ]] ||
     die "RIG_KERNEL must be stock, debug, 6.12 or sid"
 TIMEOUT=$RIG_TIMEOUT

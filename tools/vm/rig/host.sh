@@ -56,6 +56,7 @@ cmd_setup() {
     fetch_kernel
     fetch_chroot
     extract_vmlinux
+    ensure_siw
     build_base
 }
 
@@ -66,6 +67,7 @@ prepare() {
     resolve_abi || setup_abi
     fetch_kernel
     extract_vmlinux
+    ensure_siw
     build_base
     exec 9>&-
 }

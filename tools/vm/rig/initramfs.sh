@@ -7,10 +7,11 @@
 # Sourced by tools/vm/rig.sh, which sets the configuration and say()/die().
 
 # Kernel modules (with their dependencies) put into the initramfs; the optional ones where
-# the kernel has them (crc32_generic: rxe's ICRC before 6.15, the crc32 library after).
+# the kernel has them (crc32_generic: rxe's ICRC before 6.15, the crc32 library after;
+# siw, where the kernel has it or rig/siw.sh added it, and its CRC32C).
 GUEST_MODULES=(rdma_rxe rdma_cm rdma_ucm ib_uverbs ib_umad veth dummy loop ext4
                virtio_net virtio_pci configfs)
-GUEST_MODULES_OPTIONAL=(crc32_generic)
+GUEST_MODULES_OPTIONAL=(crc32_generic siw libcrc32c crc32c_generic)
 # Host programs copied into the initramfs (with their shared libraries).
 GUEST_BINS=(bash dash timeout ip rdma kmod jq ibv_devices ibv_devinfo
             ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
@@ -73,12 +74,15 @@ base_manifest() {
         for b in "${GUEST_BINS_OPTIONAL[@]}"; do
             if p=$(command -v "$b"); then elf_manifest "$p"; fi
         done
+        # rdma-core's userspace providers of both soft devices (perftest, rping)
         for p in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so \
+                 /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so \
                  /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
             [[ -e $p ]] || die "$p missing (run: $0 setup)"
             elf_manifest "$p"
         done
         echo "/etc/libibverbs.d/rxe.driver /etc/libibverbs.d/rxe.driver"
+        echo "/etc/libibverbs.d/siw.driver /etc/libibverbs.d/siw.driver"
         for p in /lib/terminfo/{d/dumb,l/linux,v/vt100,v/vt220,x/xterm,x/xterm-256color,s/screen}; do
             [[ -e $p ]] && echo "$(canon "$p") $p"
         done
@@ -207,6 +211,8 @@ build_payload() {
         echo "RIG_MODE=$mode"
         echo "RIG_KREL=$KREL"
         echo "RIG_KERNEL=$RIG_KERNEL"
+        echo "RIG_PROVIDER=$RIG_PROVIDER"
+        echo "RIG_DEV=${RIG_PROVIDER}0"
         echo "RIG_ROLE=$role"
         case $role in
         single)

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rig/siw.sh - Soft-iWARP for guest kernels that lack it.
+# Sourced by tools/vm/rig.sh, which sets the configuration and say()/die().
+#
+# Debian builds 6.1 and 6.12 with "# CONFIG_RDMA_SIW is not set".  The driver is a
+# self-contained directory of the kernel source (drivers/infiniband/sw/siw), so it is
+# built out of tree from the Debian source package of the same kernel, against the
+# guest kernel's headers, in a few seconds, and added to the cached kernel's module tree
+# as updates/siw.ko (depmod'ed): modprobe finds it in the guest as if the kernel had it.
+# The debug kernel enables CONFIG_RDMA_SIW itself (tools/vm/debug.config).
+#
+#   stock   source: the host's linux-source-6.1 (the same package the rig installs for
+#           kselftest_harness.h), headers /usr/src/linux-headers-<krel>; always built,
+#           so that every stock guest can add a siw device
+#   6.12    source: linux-source-6.12 of bookworm-backports, downloaded through the
+#           suite's private apt configuration into $CACHE/src/ (built only when
+#           RIG_PROVIDER=siw)
+#   sid     not built yet: RIG_PROVIDER=siw says so
+#
+#   $CACHE/siw/<krel>/     the extracted driver, its build, build.log, .key
+
+# The kernel has siw (built in, a module of its own, or ours added before).
+kernel_has_siw() {
+    local kdir
+    kdir=$(kernel_dir)
+    modprobe -d "$kdir" -S "$KREL" --show-depends siw >/dev/null 2>&1 ||
+        grep -q '/siw\.ko' "$kdir/lib/modules/$KREL/modules.builtin" 2>/dev/null
+}
+
+# The source tarball for this kernel's siw (downloaded if need be), on stdout.
+siw_source_tar() {
+    local d t
+    case $RIG_KERNEL in
+    stock)
+        t=/usr/src/linux-source-6.1.tar.xz
+        [[ -r $t ]] || die "no $t (run: $0 setup)" ;;
+    6.12)
+        d=$CACHE/src/linux-source-6.12
+        t=$(compgen -G "$d/usr/src/linux-source-6.12*.tar.xz" | head -n1 || true)
+        if [[ -z $t ]]; then
+            suite_opts
+            mkdir -p "$d"
+            say "downloading linux-source-6.12 (${SUITE_OF[$RIG_KERNEL]}) for siw"
+            (cd "$d" && apt-get "${SUITE_OPT[@]}" download -qq linux-source-6.12 >&2) ||
+                die "cannot download linux-source-6.12"
+            dpkg -x "$d"/linux-source-6.12_*.deb "$d" && rm -f "$d"/linux-source-6.12_*.deb
+            t=$(compgen -G "$d/usr/src/linux-source-6.12*.tar.xz" | head -n1 || true)
+            [[ -n $t ]] || die "linux-source-6.12 has no tarball"
+        fi ;;
+    *)
+        die "siw for RIG_KERNEL=$RIG_KERNEL is not built by the rig (stock, debug and 6.12 are)" ;;
+    esac
+    echo "$t"
+}
+
+# The headers modules for this kernel are built against.
+siw_kdir() {
+    if other_suite; then echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
+    else echo "/usr/src/linux-headers-$KREL"; fi
+}
+
+# Build siw.ko where the kernel lacks it and add it to the cached module tree.
+# Rebuilt when the kernel or this code changes.  Called with the cache locked.
+ensure_siw() {
+    local kdir dir tar key mods
+    [[ $RIG_KERNEL == debug ]] && return 0
+    [[ $RIG_KERNEL == stock || $RIG_PROVIDER == siw ]] || return 0
+    kdir=$(kernel_dir)
+    mods=$kdir/lib/modules/$KREL
+    dir=$CACHE/siw/$KREL
+    key=$( { echo "$KREL"; declare -f ensure_siw siw_source_tar siw_kdir; } | sha256sum | cut -c1-16)
+    if [[ -e $mods/updates/siw.ko && $(cat "$dir/.key" 2>/dev/null) == "$key" ]]; then return 0; fi
+    if [[ ! -e $mods/updates/siw.ko ]] && kernel_has_siw; then return 0; fi
+    tar=$(siw_source_tar)
+    [[ -d $(siw_kdir) ]] || die "no headers for $KREL at $(siw_kdir) (run: $0 setup)"
+    say "building siw.ko for $KREL from ${tar##*/}"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    tar -xJf "$tar" -C "$dir" --strip-components=4 --wildcards '*/drivers/infiniband/sw/siw/*' ||
+        die "no drivers/infiniband/sw/siw in $tar"
+    if ! make -C "$(siw_kdir)" M="$dir/siw" CONFIG_RDMA_SIW=m modules >"$dir/build.log" 2>&1; then
+        tail -n 20 "$dir/build.log" >&2
+        die "siw did not build for $KREL (log: $dir/build.log)"
+    fi
+    mkdir -p "$mods/updates"
+    cp "$dir/siw/siw.ko" "$mods/updates/siw.ko"
+    depmod -b "$kdir" "$KREL"
+    echo "$key" >"$dir/.key"
+}
