@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench.sh - `make bench`: rdmaxfer next to perftest on the same rxe device
-# (rxe0, 192.0.2.1, both ends in this guest), alternating, same size, depth
+# bench.sh - `make bench`: rdmaxfer next to perftest on the same RDMA device
+# (rxe0, or siw0 with PROVIDER=siw; 192.0.2.1, both ends in this guest), alternating, same size, depth
 # and iterations, and a ratio table at the end.  Under QEMU TCG only the
 # ratios inside one boot mean anything.
 #
@@ -52,8 +52,14 @@
 set -u
 
 ADDR=192.0.2.1
-DEV=rxe0
-PORT=18600		# rdmaxfer serve (RDMA + its TCP/UDP baseline); perftest keeps 18515
+# the guest's device (rxe0, or siw0 with make bench PROVIDER=siw)
+DEV=${RIG_DEV:-rxe0}
+# iWARP connects through rdma_cm only (perftest -R); atomics where the device has them
+PT_CM=()
+[ "$(cat "/sys/class/infiniband/$DEV/node_type" 2>/dev/null)" = "4: RNIC" ] && PT_CM=(-R)
+ATOMICS=1
+ibv_devinfo -d "$DEV" -v 2>/dev/null | grep -q 'atomic_cap:.*ATOMIC_NONE' && ATOMICS=0
+PORT=18600		# rdmaxfer serve (its TCP/UDP baseline: +1000); perftest keeps 18515
 ROUNDS=${ROUNDS:-5}
 QUICK=${1:-}
 RESULTS=/tmp/bench.results
@@ -70,7 +76,9 @@ fi
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 
-"${SRV[@]}" rdmaxfer serve --port $PORT --size 64M --atomic >/tmp/bench-serve.log 2>&1 &
+SERVE_ATOMIC=()
+[ $ATOMICS = 1 ] && SERVE_ATOMIC=(--atomic)
+"${SRV[@]}" rdmaxfer serve --port $PORT --size 64M "${SERVE_ATOMIC[@]}" >/tmp/bench-serve.log 2>&1 &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null' EXIT
 for _ in $(seq 50); do
@@ -84,11 +92,11 @@ perftest_run()
 	local tool=$1 try out
 	shift
 	for try in 1 2 3; do
-		"${SRV[@]}" timeout 120 "$tool" -d $DEV -F "$@" >/dev/null 2>&1 &
+		"${SRV[@]}" timeout 120 "$tool" -d $DEV -F "${PT_CM[@]}" "$@" >/dev/null 2>&1 &
 		local srv=$!
 		sleep 1
 		# the result line (the last one that starts with the size)
-		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "$@" $ADDR 2>/dev/null |
+		out=$("${CLI[@]}" timeout 120 "$tool" -d $DEV -F "${PT_CM[@]}" "$@" $ADDR 2>/dev/null |
 			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		wait $srv 2>/dev/null
 		# a glitched run reports 0.00, or inf (a latency line's t_max
@@ -250,8 +258,12 @@ else
 	lat write 1000
 	lat read 1000
 	lat send 1000
-	arate fadd 10000 16
-	lat fadd 1000
+	if [ $ATOMICS = 1 ]; then
+		arate fadd 10000 16
+		lat fadd 1000
+	else
+		say "fadd rows left out: $DEV has no atomics (atomic_cap ATOMIC_NONE)"
+	fi
 	conns 65536 800
 	file_bw "${BENCH_FILE_MIB:-1024}"
 fi
