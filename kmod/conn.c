@@ -798,7 +798,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_port = id->port_num;
 	conn->c_atomics = ib->attrs.atomic_cap != IB_ATOMIC_NONE;
 	/* rdma_rw's own rule: READs go through its MRs on iWARP */
-	if (rdma_protocol_iwarp(ib, conn->c_port))
+	if (rdma_protocol_iwarp(ib, conn->c_port) && ib->attrs.max_fast_reg_page_list_len > 1)
 		conn->c_read_piece = (min(ib->attrs.max_fast_reg_page_list_len, 256U) - 1) *
 				     PAGE_SIZE;
 	hdr = !rdmaxfer_port_has_imm(ib, conn->c_port);
