@@ -15,13 +15,38 @@ rdmaxfer_setup
 
 ktap_plan 10
 
+# The GIDs: RoCE has one per IP address of the netdev (RoCEv2: the IPv4
+# address as ::ffff:a.b.c.d, and the IPv6 address), tied to the netdev.
+# iWARP (an RNIC: siw, cxgb4, irdma in iWARP mode) addresses by IP, not GID:
+# its one GID is the netdev's MAC address in the first 6 bytes, type IB, no
+# netdev.
+iwarp=0
+rdmaxfer info --json 2>/dev/null |
+	jq -e --arg dev "$DEV" 'any(.devices[]; .name == $dev and .node_type == "RNIC")' >/dev/null &&
+	iwarp=1
+macgid=
+if [ $iwarp -eq 1 ] && [ -r "/sys/class/net/$NETDEV/address" ]; then
+	# shellcheck disable=SC2046 # split on purpose: the six bytes
+	set -- $(tr ':' ' ' <"/sys/class/net/$NETDEV/address")
+	macgid=$(printf '%x:%x:%x::' "0x$1$2" "0x$3$4" "0x$5$6")
+fi
+
 run human rdmaxfer info
-[ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
-	grep -q '^rdmaxfer module ' "$tmp/human.out" &&
-	grep -q "^$DEV: " "$tmp/human.out" &&
-	grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
-	grep -q "::ffff:$ADDR .*RoCEv2 *$NETDEV" "$tmp/human.out"
+if [ $iwarp -eq 1 ]; then
+	[ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
+		grep -q '^rdmaxfer module ' "$tmp/human.out" &&
+		grep -q "^$DEV: index [0-9]*, RNIC," "$tmp/human.out" &&
+		grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
+		grep -q "gid 0 *$macgid *IB *-\$" "$tmp/human.out"
+else
+	[ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
+		grep -q '^rdmaxfer module ' "$tmp/human.out" &&
+		grep -q "^$DEV: " "$tmp/human.out" &&
+		grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
+		grep -q "::ffff:$ADDR .*RoCEv2 *$NETDEV" "$tmp/human.out"
+fi
 r=$?
+[ $r -eq 0 ] || [ $iwarp -eq 0 ] || ktap_diag "iWARP: the GID wanted is $macgid (the MAC of $NETDEV)"
 [ $r -eq 0 ] || show human.out human.err
 ktap_result "info_human" $r
 
@@ -31,7 +56,8 @@ r=$?
 [ $r -eq 0 ] || show json.out json.err
 ktap_result "info_json_parses" $r
 
-jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netdev "$NETDEV" '
+jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netdev "$NETDEV" \
+	--argjson iwarp "$iwarp" --arg macgid "$macgid" '
 	.module.abi_version == 1 and (.module.version | length > 0) and
 	(.module.features | index("device_query")) and (.module.features | index("transfer")) and
 	(.module.features | index("recv_slots")) and (.module.features | index("ring")) and
@@ -39,8 +65,13 @@ jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netde
 	any(.devices[]; .name == $dev and (.caps | index("frwr")) and
 	    .max_fast_reg_page_list_len > 0 and .max_qp_wr > 0 and
 	    .ports[0].state == "ACTIVE" and .ports[0].link_layer == "Ethernet" and
-	    any(.ports[0].gids[]; .gid == $gid4 and .type == "RoCEv2" and .netdev == $netdev) and
-	    any(.ports[0].gids[]; .gid == $gid6))' "$tmp/json.out" >/dev/null
+	    if $iwarp == 1 then
+		.node_type == "RNIC" and
+		any(.ports[0].gids[]; .gid == $macgid and .type == "IB" and .netdev == "-")
+	    else
+		any(.ports[0].gids[]; .gid == $gid4 and .type == "RoCEv2" and .netdev == $netdev) and
+		any(.ports[0].gids[]; .gid == $gid6)
+	    end)' "$tmp/json.out" >/dev/null
 r=$?
 [ $r -eq 0 ] || show json.out
 ktap_result "info_json_content" $r

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# keepalive.sh - the dead-peer detection's probes, on one Soft-RoCE device.
+# keepalive.sh - the dead-peer detection's probes, on one RDMA device.
 #
 # Every established connection posts a zero-length RDMA WRITE every
 # peer_timeout_ms / 4 (module parameter; conn.c, "Dead peers"); its peer's
@@ -10,6 +10,10 @@
 # that idle connections do send probes (the device's packet counter grows, and does
 # not without them), and that probes neither break an idle connection nor
 # one moving data.  The peer that vanishes is pair/vanish.sh's.
+# The packets: the device's sent_pkts counter (Soft-RoCE's, and an HCA's
+# that has one); Soft-iWARP has no counters, but its iWARP frames are the
+# kernel's TCP segments: there the host's TCP OutSegs (/proc/net/snmp) count
+# them, probes and their TCP ACKs alike.
 . "$(dirname "$0")/lib.sh"
 
 HELPER=$SELFTEST_DIR/xfer_helper
@@ -21,8 +25,13 @@ IDLE=4		# seconds of idleness measured
 command -v rdma >/dev/null || ktap_skip_all "no rdma tool (iproute2)"
 [ -x "$HELPER" ] || ktap_skip_all "no $HELPER"
 rdmaxfer_setup
-rdma statistic show link "$DEV/1" 2>/dev/null | grep -qw sent_pkts ||
-	ktap_skip_all "$DEV has no sent_pkts counter (Soft-RoCE's)"
+if rdma statistic show link "$DEV/1" 2>/dev/null | grep -qw sent_pkts; then
+	COUNTER="$DEV packets"
+elif [ "$PROVIDER" = siw ] && [ -r /proc/net/snmp ]; then
+	COUNTER="TCP segments"
+else
+	ktap_skip_all "$DEV has no sent_pkts counter (Soft-RoCE's), and is not Soft-iWARP (TCP OutSegs)"
+fi
 "$HELPER" probe || ktap_skip_all "the module has no transfers (RDMAXFER_FEATURE_TRANSFER)"
 [ -w "$PARAM" ] || ktap_skip_all "no $PARAM (a module without keepalive)"
 
@@ -41,16 +50,33 @@ restore()
 }
 at_exit restore
 
-# the device's packets sent (both ends of a loopback connection are on it)
+# the device's packets sent (both ends of a loopback connection are on it),
+# or on Soft-iWARP the host's TCP segments sent
 sent_pkts()
 {
+	if [ "$COUNTER" = "TCP segments" ]; then
+		awk '$1 == "Tcp:" { if (!c) { for (i = 2; i <= NF; i++) if ($i == "OutSegs") c = i } else { print $c; exit } }' /proc/net/snmp
+		return
+	fi
 	rdma statistic show link "$DEV/1" |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "sent_pkts") { print $(i + 1); exit } }'
 }
 
-# QPs of the device in state RTS
+# QPs of the device in state RTS.  siw's query_qp does not report a QP's
+# state (`rdma res` shows every siw QP in RESET): there the established
+# rdma_cm ids, state CONNECT (a connection that fails is disconnected, and
+# its id leaves that state)
+if [ "$PROVIDER" = siw ]; then
+	UP="rdma_cm ids in CONNECT"
+else
+	UP="QPs in RTS"
+fi
 rts_qps()
 {
+	if [ "$PROVIDER" = siw ]; then
+		rdma res show cm_id link "$DEV/1" 2>/dev/null | grep -c 'state CONNECT'
+		return
+	fi
 	rdma res show qp link "$DEV/1" 2>/dev/null | grep -c 'state RTS'
 }
 
@@ -95,8 +121,9 @@ echo -1 >"$PARAM" 2>/dev/null && r1=1
 ktap_check "param_rejects_bad_values" [ "$r1:$(cat "$PARAM")" = "0:$saved" ]
 
 # 2. probes flow on idle connections: off, then every 500 ms.  One probe is a
-#    request and an ACK, both sent by the device: 8 QPs * IDLE s * 2 probes/s * 2
-#    packets = 128; at least a quarter of that, and more than without.
+#    request and an ACK, both sent by the device (siw: a TCP segment and its
+#    TCP ACK): 8 QPs * IDLE s * 2 probes/s * 2 packets = 128; at least a
+#    quarter of that, and more than without.
 rts_before=$(rts_qps)
 echo 0 >"$PARAM"
 idle_packets off
@@ -106,7 +133,7 @@ echo 2000 >"$PARAM"
 idle_packets on
 on_pkts=$pkts
 on_rts=$rts
-ktap_diag "$DEV packets sent in $IDLE s by $NCONNS idle connections: keepalive off $off_pkts," \
+ktap_diag "$COUNTER sent in $IDLE s by $NCONNS idle connections: keepalive off $off_pkts," \
 	"peer_timeout_ms=2000 $on_pkts"
 want=$((NCONNS * 2 * IDLE * 2 * 2 / 4))
 ok=0
@@ -114,7 +141,7 @@ ok=0
 ktap_check "idle_connections_probe" [ "$ok" -eq 1 ]
 
 # 3. ... and stay up: the probes are acknowledged, not errors
-ktap_diag "QPs in RTS: $on_rts (before: $rts_before; want $((rts_before + 2 * NCONNS)))"
+ktap_diag "$UP: $on_rts (before: $rts_before; want $((rts_before + 2 * NCONNS)))"
 ktap_check "idle_connections_stay_up" [ "$on_rts" -eq $((rts_before + 2 * NCONNS)) ]
 stop_all
 

@@ -5,13 +5,14 @@
 # /dev/rdmaxfer makes its connections (rdma_cm ids) in the network namespace
 # of the process that opened it.  The test makes what it needs and removes
 # it: namespaces A, B and C, a veth pair between A (198.51.100.1) and B
-# (198.51.100.2), an rxe device on each end, nothing in C but lo.  Then
+# (198.51.100.2), an RDMA device on each end (Soft-RoCE, or Soft-iWARP with
+# RDMAXFER_TEST_PROVIDER=siw), nothing in C but lo.  Then
 #  - `rdmaxfer serve` in A and `rdmaxfer write` in B move data intact;
 #  - the initial namespace and C cannot reach A's address (no route there),
 #    and a write in the initial namespace to its own address at A's port is
 #    refused: A's listener (on the wildcard address) is A's alone;
 #  - A's server still serves B after those attempts;
-#  - with the namespaces gone, the rxe devices are gone and the kernel log
+#  - with the namespaces gone, the RDMA devices are gone and the kernel log
 #    has no warning.
 # Soft-RoCE works in a non-initial namespace from 7.1 on (its UDP sockets
 # were the initial namespace's before): on older kernels the test skips.
@@ -19,15 +20,21 @@
 
 command -v rdmaxfer >/dev/null || ktap_skip_all "the rdmaxfer CLI is not on PATH"
 command -v rdma >/dev/null || ktap_skip_all "the rdma tool (iproute2) is not installed"
-[ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root (namespaces, rxe)"
+[ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root (namespaces, RDMA devices)"
+PROVIDER=${RDMAXFER_TEST_PROVIDER:-rxe}
+case $PROVIDER in
+rxe) PROVIDER_MOD=rdma_rxe ;;
+siw) PROVIDER_MOD=siw ;;
+*) ktap_skip_all "RDMAXFER_TEST_PROVIDER=$PROVIDER: makes only rxe or siw devices" ;;
+esac
 krel=$(uname -r)
 kmaj=${krel%%.*}
 kmin=${krel#*.}
 kmin=${kmin%%[!0-9]*}
-[ "$kmaj" -gt 7 ] || { [ "$kmaj" -eq 7 ] && [ "$kmin" -ge 1 ]; } ||
+[ "$PROVIDER" != rxe ] || [ "$kmaj" -gt 7 ] || { [ "$kmaj" -eq 7 ] && [ "$kmin" -ge 1 ]; } ||
 	ktap_skip_all "Soft-RoCE works in a non-initial network namespace from 7.1 on (this is $krel)"
 rdmaxfer_load || ktap_skip_all "cannot load the module"
-modprobe rdma_rxe 2>/dev/null
+modprobe "$PROVIDER_MOD" 2>/dev/null
 ip netns list >/dev/null 2>&1 || ktap_skip_all "ip netns does not work here"
 
 A=rdmaxfer-a-$$
@@ -65,15 +72,15 @@ setup()
 		nsrun "$A" ip link set lo up && nsrun "$B" ip link set lo up && nsrun "$C" ip link set lo up &&
 		nsrun "$A" ip addr add $ADDR_A/24 dev nsx-a && nsrun "$B" ip addr add $ADDR_B/24 dev nsx-b &&
 		nsrun "$A" ip link set nsx-a up && nsrun "$B" ip link set nsx-b up &&
-		nsrun "$A" rdma link add rxe-nsa type rxe netdev nsx-a &&
-		nsrun "$B" rdma link add rxe-nsb type rxe netdev nsx-b &&
-		wait_for "nsrun $A rdma link show rxe-nsa/1 | grep -q ACTIVE" 10 &&
-		wait_for "nsrun $B rdma link show rxe-nsb/1 | grep -q ACTIVE" 10
+		nsrun "$A" rdma link add "$PROVIDER-nsa" type "$PROVIDER" netdev nsx-a &&
+		nsrun "$B" rdma link add "$PROVIDER-nsb" type "$PROVIDER" netdev nsx-b &&
+		wait_for "nsrun $A rdma link show $PROVIDER-nsa/1 | grep -q ACTIVE" 10 &&
+		wait_for "nsrun $B rdma link show $PROVIDER-nsb/1 | grep -q ACTIVE" 10
 }
 out=$(setup 2>&1)
 r=$?
 [ $r -eq 0 ] || ktap_diag "setup failed: $out"
-ktap_result "rxe_on_veth_in_two_namespaces" $r
+ktap_result "${PROVIDER}_on_veth_in_two_namespaces" $r
 if [ $r -ne 0 ]; then
 	for t in serve_and_write_across_namespaces initial_namespace_cannot_reach \
 		 third_namespace_cannot_reach listener_is_its_namespace_only \
@@ -137,9 +144,9 @@ wait "$(cat "$tmp/serve.pid")" 2>/dev/null
 pids=""
 ! kill -0 "$(cat "$tmp/serve.pid")" 2>/dev/null || { r=1; ktap_diag "the server outlived SIGTERM"; }
 for ns in $A $B $C; do ip netns del "$ns"; done
-# rxe removes a device when its netdev goes, which the namespace's end takes
-wait_for "! rdma link show 2>/dev/null | grep -q 'rxe-ns[ab]'" 20 ||
-	{ r=1; ktap_diag "still there: $(rdma link show 2>&1 | grep 'rxe-ns')"; }
+# rxe and siw remove a device when its netdev goes, which the namespace's end takes
+wait_for "! rdma link show 2>/dev/null | grep -q '$PROVIDER-ns[ab]'" 20 ||
+	{ r=1; ktap_diag "still there: $(rdma link show 2>&1 | grep "$PROVIDER-ns")"; }
 out=$(kernel_log_problems) || { r=1; ktap_diag "kernel log:" "$out"; }
 ktap_result "nothing_left_with_namespaces_gone" $r
 ktap_finish

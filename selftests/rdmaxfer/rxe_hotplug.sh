@@ -3,12 +3,12 @@
 #
 # rxe_hotplug.sh - RDMA devices appearing and disappearing under the loaded
 # module: `rdma link add/delete`, a second device, removal with a file open,
-# and unloading the rdma_rxe provider.  Every removal goes through the
+# and unloading the provider (rdma_rxe, siw).  Every removal goes through the
 # module's ib_client .remove, which must not hang or leave anything behind --
 # also while an ioctl of a process is stuck copying to a user page that never
 # faults in (userfaultfd: the ioctl must not hold the device meanwhile).
 #
-# Runs on a Soft-RoCE device of its own (lib.sh: rdmaxfer_setup_own), and a
+# Runs on a Soft-RoCE (or Soft-iWARP) device of its own (lib.sh: rdmaxfer_setup_own), and a
 # second one on the other end of its veth pair.
 . "$(dirname "$0")/lib.sh"
 
@@ -24,8 +24,8 @@ restore()
 {
 	exec 3>&- 2>/dev/null
 	rdma link delete "$DEV2" 2>/dev/null
-	modprobe rdma_rxe 2>/dev/null
-	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+	modprobe "$PROVIDER_MOD" 2>/dev/null
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 	rdmaxfer_load
 }
 at_exit restore
@@ -57,11 +57,11 @@ ktap_check "device_listed" listed "$DEV"
 rdma link delete "$DEV" && not_listed "$DEV"
 ktap_result "link_delete_unlists" $?
 
-rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV" && port_active "$DEV"
+rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV" && listed "$DEV" && port_active "$DEV"
 ktap_result "link_add_lists" $?
 
 n=$(ndevs)
-rdma link add "$DEV2" type rxe netdev "$NETDEV2" && listed "$DEV2" && listed "$DEV" &&
+rdma link add "$DEV2" type "$PROVIDER" netdev "$NETDEV2" && listed "$DEV2" && listed "$DEV" &&
 	[ "$(ndevs)" -eq $((n + 1)) ] &&
 	rdma link delete "$DEV2" && not_listed "$DEV2" && listed "$DEV"
 ktap_result "second_device" $?
@@ -69,7 +69,7 @@ ktap_result "second_device" $?
 # removal while a file is open: .remove must not wait for the file
 exec 3<>/dev/rdmaxfer
 rdma link delete "$DEV" && not_listed "$DEV" &&
-	rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV"
+	rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV" && listed "$DEV"
 r=$?
 exec 3>&-
 ktap_result "link_delete_with_open_file" $r
@@ -97,7 +97,7 @@ if [ -x "$helper" ] && [ -n "$index" ]; then
 		[ $r -eq 0 ] || ktap_diag "rdma link delete $DEV failed ($r)"
 		[ $done_in_time -eq 0 ] && [ $r -eq 0 ] && not_listed "$DEV"
 		r=$?
-		rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+		rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 		listed "$DEV" && port_active "$DEV" && [ $r -eq 0 ]
 		ktap_result "link_delete_with_stalled_query_port" $?
 	elif grep -q "no userfaultfd" "$log"; then
@@ -116,22 +116,22 @@ else
 fi
 
 # unloading the provider removes its devices through our .remove (not on a
-# host with other RDMA devices: they might be Soft-RoCE too)
+# host with other RDMA devices: they might be the same provider's)
 others=$(other_rdma_devs "$DEV" "$DEV2")
-rdma link add "$DEV2" type rxe netdev "$NETDEV2" 2>/dev/null
+rdma link add "$DEV2" type "$PROVIDER" netdev "$NETDEV2" 2>/dev/null
 if [ -n "${others% }" ]; then
-	ktap_skip "provider_unload" "other RDMA devices here ($others): rdma_rxe stays"
-elif rmmod rdma_rxe; then
+	ktap_skip "provider_unload" "other RDMA devices here ($others): $PROVIDER_MOD stays"
+elif rmmod "$PROVIDER_MOD"; then
 	not_listed "$DEV" && not_listed "$DEV2" && [ "$(ndevs)" -eq "$(ib_devs)" ]
 	r=$?
-	modprobe rdma_rxe && rdma link add "$DEV" type rxe netdev "$NETDEV" && listed "$DEV"
+	modprobe "$PROVIDER_MOD" && rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV" && listed "$DEV"
 	back=$?
-	[ $r -eq 0 ] || ktap_diag "devices still listed after rmmod rdma_rxe"
-	[ $back -eq 0 ] || ktap_diag "$DEV did not come back after modprobe rdma_rxe"
+	[ $r -eq 0 ] || ktap_diag "devices still listed after rmmod $PROVIDER_MOD"
+	[ $back -eq 0 ] || ktap_diag "$DEV did not come back after modprobe $PROVIDER_MOD"
 	[ $r -eq 0 ] && [ $back -eq 0 ]
 	ktap_result "provider_unload" $?
 else
-	ktap_diag "rmmod rdma_rxe failed: $(lsmod | grep rdma_rxe)"
+	ktap_diag "rmmod $PROVIDER_MOD failed: $(lsmod | grep "^$PROVIDER_MOD ")"
 	ktap_result "provider_unload" 1
 fi
 

@@ -8,8 +8,9 @@
  * CONNECT from the other, ACCEPT, REG_BUF on both, EXPOSE a window, wait for
  * its WINDOW event, SUBMIT a WRITE, a READ and a SEND, REAP their
  * completions, REVOKE, close both files.  Meanwhile another thread deletes
- * the Soft-RoCE device every two seconds and adds it back (`rdma link
- * delete/add`), so every step also meets a device that is going or gone.
+ * the device (Soft-RoCE, or Soft-iWARP with RDMAXFER_TEST_PROVIDER=siw) every
+ * two seconds and adds it back (`rdma link delete/add`), so every step also
+ * meets a device that is going or gone.
  * The device is rxe_env.sh's own (test_env_try()): one named by the caller
  * is not deleted, and the test skips.
  *
@@ -263,7 +264,15 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* rdma COMMAND... about the test's device: its exit status */
+/* The device's provider, as `rdma link add ... type` takes it (rxe_env.sh) */
+static const char *provider(void)
+{
+	const char *p = test_env_var("RDMAXFER_TEST_PROVIDER");
+
+	return *p ? p : "rxe";
+}
+
+/* rdma COMMAND... about the test's device (%s: its name, then its netdev): its exit status */
 static int rdma_cmd(const char *fmt)
 {
 	char cmd[256];
@@ -274,11 +283,13 @@ static int rdma_cmd(const char *fmt)
 
 static int rxe_add(void)
 {
+	char add[128];
 	int i;
 
 	if (!rdma_cmd("rdma link show '%s/1' >/dev/null 2>&1"))
 		return 0;
-	if (rdma_cmd("rdma link add '%s' type rxe netdev '%s'"))
+	snprintf(add, sizeof(add), "rdma link add '%%s' type '%s' netdev '%%s'", provider());
+	if (rdma_cmd(add))
 		return -1;
 	for (i = 0; i < 100; i++) {	/* ACTIVE within 10 s */
 		if (!rdma_cmd("rdma link show '%s/1' 2>/dev/null | grep -q ACTIVE"))
@@ -331,7 +342,7 @@ int main(void)
 	if (e)
 		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
 	if (!test_env()->own)
-		ksft_exit_skip("deletes and re-adds %s: runs only on a Soft-RoCE device of its own (unset RDMAXFER_TEST_DEV)\n",
+		ksft_exit_skip("deletes and re-adds %s: runs only on a device of its own (unset RDMAXFER_TEST_DEV)\n",
 			       test_env()->dev);
 	addr4 = test_env()->addr;
 	if (nthreads < 1 || nthreads > 256 || secs < 1)

@@ -3,7 +3,7 @@
 #
 # teardown.sh - transfers that end badly: the client killed mid-transfer, the
 # server killed mid-transfer, the RDMA device deleted (rdma link delete) and
-# its provider unloaded (rmmod rdma_rxe) under live connections, the device
+# its provider unloaded (rmmod rdma_rxe or siw) under live connections, the device
 # deleted under LISTENs being set up, rmmod with an open file; then rmmod
 # when idle.  After each case nothing may
 # be left: no pinned page (/proc/vmstat nr_foll_pin_acquired - released back
@@ -12,7 +12,7 @@
 # rdmaxfer), and at the end the module unloads.
 #
 # Uses xfer_helper (serve, blast, write, relisten, hold) from this directory.  Runs
-# on a Soft-RoCE device of its own (lib.sh: rdmaxfer_setup_own).
+# on a Soft-RoCE or Soft-iWARP device of its own (lib.sh: rdmaxfer_setup_own).
 . "$(dirname "$0")/lib.sh"
 
 HELPER=$SELFTEST_DIR/xfer_helper
@@ -27,7 +27,7 @@ rdmaxfer_setup_own
 T=$(mktemp -d /tmp/teardown.XXXXXX)
 pids=""
 
-# Kill what we started (by pid), put rdma_rxe, the device and the module back.
+# Kill what we started (by pid), put the provider module, the device and the module back.
 restore()
 {
 	for p in $pids; do
@@ -36,8 +36,8 @@ restore()
 	for p in $pids; do
 		wait "$p" 2>/dev/null
 	done
-	modprobe rdma_rxe 2>/dev/null
-	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+	modprobe "$PROVIDER_MOD" 2>/dev/null
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 	rdmaxfer_load
 	rm -rf "$T"
 }
@@ -250,7 +250,7 @@ fi
 stop srv
 stop cli
 stop cli2
-rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
 # the device's idle objects (its GSI QP, our PD) are back: compare again
 clean
@@ -263,12 +263,12 @@ r=$?
 ktap_result "link_readd_transfer_works" $r
 stop srv
 
-# 3b. the provider is unloaded under live connections (every rxe device goes
+# 3b. the provider is unloaded under live connections (every device of its goes
 #    through our ib_client remove at once): the same, and it comes back
-#    (not on a host with other RDMA devices: they might be Soft-RoCE too)
+#    (not on a host with other RDMA devices: they might be the same provider's)
 others=$(other_rdma_devs "$DEV")
 if [ -n "${others% }" ]; then
-	ktap_skip "provider_unload_under_load" "other RDMA devices here ($others): rdma_rxe stays"
+	ktap_skip "provider_unload_under_load" "other RDMA devices here ($others): $PROVIDER_MOD stays"
 	ktap_skip "provider_unload_nothing_left_and_back" "other RDMA devices here"
 else
 	start srv serve "$ADDR" 0 "$SIZE" 1
@@ -276,9 +276,9 @@ else
 	start cli blast "$ADDR" "$port" "$SIZE"
 	if logged cli '^blasting' 30; then
 		sleep 1
-		rmmod rdma_rxe && gone cli 30 && [ "$rc" -eq 1 ] && gone srv 30
+		rmmod "$PROVIDER_MOD" && gone cli 30 && [ "$rc" -eq 1 ] && gone srv 30
 		r=$?
-		[ $r -eq 0 ] || { ktap_diag "rmmod rdma_rxe: client status '$rc'"; show_log cli; show_log srv; }
+		[ $r -eq 0 ] || { ktap_diag "rmmod $PROVIDER_MOD: client status '$rc'"; show_log cli; show_log srv; }
 		ktap_result "provider_unload_under_load" $r
 	else
 		show_log srv
@@ -287,14 +287,14 @@ else
 	fi
 	stop srv
 	stop cli
-	modprobe rdma_rxe
-	rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+	modprobe "$PROVIDER_MOD"
+	rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 	wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
 	start srv serve "$ADDR" 0 1M
 	logged srv '^listening' && port=$(port_of srv)
 	out=$("$HELPER" write "$ADDR" "$port" 1M 2>&1)
 	r=$?
-	[ $r -eq 0 ] || { ktap_diag "write after reloading rdma_rxe: $out"; show_log srv; }
+	[ $r -eq 0 ] || { ktap_diag "write after reloading $PROVIDER_MOD: $out"; show_log srv; }
 	stop srv
 	clean && [ $r -eq 0 ]
 	ktap_result "provider_unload_nothing_left_and_back" $?
@@ -317,10 +317,10 @@ while [ $cycles -lt 8 ] && running rl1 && running rl2 && running rl3; do
 	sleep 0.$((cycles % 5 + 3))
 	rdma link delete "$DEV" || break
 	sleep 0.$((cycles % 3 + 1))
-	rdma link add "$DEV" type rxe netdev "$NETDEV" || break
+	rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV" || break
 	cycles=$((cycles + 1))
 done
-rdma_link_exists "$DEV" || rdma link add "$DEV" type rxe netdev "$NETDEV"
+rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 r=0
 for i in 1 2 3; do
 	kill -USR1 "$(pid_of "rl$i")" 2>/dev/null

@@ -119,9 +119,23 @@ uint64_t now_ns(void);
 int sock_ping(const struct ping_opts *o, uint64_t *ns);
 int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row *row);
 /*
+ * The sockets baseline's port (TCP and UDP) for RDMA port @port: never the
+ * same number.  On iWARP the RDMA port is a TCP port (the RDMA listener's own
+ * socket holds it), so sharing the number cannot work there; and an offset
+ * of SOCK_PORT_OFFSET keeps clear of the neighbouring ports other servers
+ * tend to use.  Below @port near the top of the range.
+ */
+#define SOCK_PORT_OFFSET	1000
+static inline uint16_t sock_port(uint16_t port)
+{
+	return port <= 65535 - SOCK_PORT_OFFSET ? port + SOCK_PORT_OFFSET : port - SOCK_PORT_OFFSET;
+}
+
+/*
  * measure_sock.c: the sockets server, started by `serve` next to the RDMA
- * listener: TCP and UDP on the same port number, in threads of their own.
- * Returns 0 or -1 (one error line printed).
+ * listener: TCP and UDP on @port (sock_port() of serve's), in threads of
+ * their own.  Returns 0 when it is up, 1 when it is not available (one
+ * warning printed: serve goes on without it).
  */
 int sock_server_start(const char *bind_addr, uint16_t port);
 

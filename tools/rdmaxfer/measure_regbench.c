@@ -33,7 +33,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
+#include <netpacket/packet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -185,8 +187,53 @@ static void thp_mode(char *buf, size_t len, bool off)
 
 /* --- finding the device and connecting to ourselves -------------------- */
 
+/*
+ * iWARP (an RNIC) is addressed by IP, but its GIDs are no IP addresses: GID
+ * 0 is the MAC address of its netdev in the first 6 bytes (siw, cxgb4,
+ * irdma).  The address of the netdev with that MAC: IPv4 first, then
+ * global IPv6.  0, or -1 when there is none.
+ */
+static int iwarp_address(const uint8_t *mac, struct rdmaxfer_addr *a)
+{
+	struct ifaddrs *ifs, *ifa, *l;
+	int found = -1, pass;
+
+	if (getifaddrs(&ifs))
+		return -1;
+	for (pass = 0; pass < 2 && found < 0; pass++) {
+		for (ifa = ifs; ifa && found < 0; ifa = ifa->ifa_next) {
+			const struct sockaddr_ll *ll = NULL;
+			const struct in6_addr *a6;
+
+			if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != (pass ? AF_INET6 : AF_INET))
+				continue;
+			/* the netdev's MAC: its AF_PACKET entry */
+			for (l = ifs; l && !ll; l = l->ifa_next)
+				if (l->ifa_addr && l->ifa_addr->sa_family == AF_PACKET &&
+				    !strcmp(l->ifa_name, ifa->ifa_name))
+					ll = (const void *)l->ifa_addr;
+			if (!ll || ll->sll_halen != 6 || memcmp(ll->sll_addr, mac, 6))
+				continue;
+			memset(a, 0, sizeof(*a));
+			if (pass == 0) {
+				a->family = AF_INET;
+				memcpy(a->addr, &((const struct sockaddr_in *)(const void *)ifa->ifa_addr)->sin_addr, 4);
+			} else {
+				a6 = &((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)->sin6_addr;
+				if (IN6_IS_ADDR_LINKLOCAL(a6))
+					continue;
+				a->family = AF_INET6;
+				memcpy(a->addr, a6, 16);
+			}
+			found = 0;
+		}
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
 /* An address of an active port of device @index: IPv4 first, then global IPv6. */
-static int port_address(int fd, uint32_t index, uint32_t port, struct rdmaxfer_addr *a)
+static int port_address(int fd, uint32_t index, uint32_t port, bool iwarp, struct rdmaxfer_addr *a)
 {
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	struct rdmaxfer_port_info pi;
@@ -196,6 +243,11 @@ static int port_address(int fd, uint32_t index, uint32_t port, struct rdmaxfer_a
 
 	if (query_port_gids(fd, index, port, &pi, &gids) || pi.state != RDMAXFER_PORT_ACTIVE)
 		goto out;
+	if (iwarp) {
+		if (pi.num_gids)
+			found = iwarp_address(gids[0].raw, a);
+		goto out;
+	}
 	for (g = 0; g < pi.num_gids && found < 0; g++)
 		if (!memcmp(gids[g].raw, v4mapped, sizeof(v4mapped))) {
 			memset(a, 0, sizeof(*a));
@@ -233,7 +285,8 @@ static int pick_address(struct regbench *rb, const char *device)
 		if (device && strcmp(device, di.name))
 			continue;
 		for (p = 1; p <= di.num_ports && ret; p++)
-			ret = port_address(rb->cfd, di.index, p, &rb->addr);
+			ret = port_address(rb->cfd, di.index, p, di.node_type == RDMAXFER_NODE_RNIC,
+					   &rb->addr);
 	}
 	free(idx);
 	if (ret && device)

@@ -6,9 +6,11 @@
  * one boot, one table; the numbers are printed, not judged (on Soft-RoCE
  * under emulation TCP may well win).
  *
- * Server (sock_server_start): a TCP listener and a UDP socket on serve's
- * port number, served by detached threads that block every signal (so
- * SIGINT and SIGTERM still reach serve's main loop), never print and touch
+ * Server (sock_server_start): a TCP listener and a UDP socket on port
+ * sock_port() of serve's RDMA port (measure.h: 1000 above it, never the
+ * same number, which on iWARP is a TCP port the RDMA listener holds),
+ * served by detached threads that block every signal (so SIGINT and
+ * SIGTERM still reach serve's main loop), never print and touch
  * nothing of serve's.  One thread per TCP connection (at most
  * SOCK_SESSIONS), one for the UDP socket.  Whatever a client sends wrong
  * ends only its own session.
@@ -789,7 +791,7 @@ int sock_server_start(const char *bind_addr, uint16_t port)
 	if (bind_both(bind_addr ? bind_addr : "::", port, !bind_addr)) {
 		warnx_("sockets baseline not available on port %u: %s%s", port, strerror(errno),
 		       errno == EADDRINUSE ? " (TCP or UDP port in use)" : "");
-		return 0;
+		return 1;
 	}
 	set_rcvbuf(srv.udp_fd);
 
@@ -805,6 +807,7 @@ int sock_server_start(const char *bind_addr, uint16_t port)
 		warnx_("sockets baseline not available on port %u: cannot start a thread: %s",
 		       port, strerror(err));
 		close(srv.tcp_fd);
+		return 1;
 	}
 	return 0;
 }
@@ -1095,7 +1098,7 @@ int sock_ping(const struct ping_opts *o, uint64_t *ns)
 	}
 	if (check_size(o->transport, true, o->size))
 		return -1;
-	if (resolve(&t, o->host, o->port, err)) {
+	if (resolve(&t, o->host, sock_port(o->port), err)) {
 		fail("%s", err);
 		return -1;
 	}
@@ -1578,7 +1581,7 @@ int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row 
 		     (unsigned long long)o->iters, o->duration);
 		return -1;
 	}
-	if (resolve(&t, o->host, o->port, err)) {
+	if (resolve(&t, o->host, sock_port(o->port), err)) {
 		fail("%s", err);
 		return -1;
 	}

@@ -115,6 +115,24 @@ void format_bytes(uint64_t v, char *buf, size_t len);
 double now_sec(void);
 const char *status_words(int status);
 
+/* listen.c: where a server listens */
+#define LISTEN_MAX_ADDRS	32	/* listen_each_address() */
+/* LISTEN on @addr port @port failed with @err: say why (one line); EXIT_FAIL */
+int listen_failed(const char *addr, uint16_t port, int err);
+/* Is one of the RDMA devices the module sees iWARP (an RNIC)? */
+bool have_iwarp(int fd);
+/*
+ * LISTEN on each address of this host (up, not loopback, not IPv6
+ * link-local; skipping those without an RDMA device), at most
+ * LISTEN_MAX_ADDRS, on
+ * *@port (0: the first LISTEN chooses, *@port says which).  The ids go to
+ * @ids, their number to *@n, "ADDR, ADDR port N (...)" to @where.  An
+ * address added later is not listened on.  Returns 0, -1 when none could
+ * be listened on (the caller tries the wildcard), or EXIT_FAIL (said).
+ */
+int listen_each_address(int fd, uint16_t *port, uint32_t ids[LISTEN_MAX_ADDRS], unsigned int *n,
+			char *where, size_t len);
+
 /* crc32c.c: CRC32C (Castagnoli); start with crc = 0, feed pieces in order */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 

@@ -6,7 +6,8 @@
  *       [--count N] [--max-per-host N] [--atomic] [--json]
  *
  * Listens on ADDR (default "::", which takes IPv4 and IPv6 clients; if IPv6
- * is not available, 0.0.0.0) and serves any number of clients at the same
+ * is not available, 0.0.0.0; with an iWARP device, each address instead: see
+ * listen.c) and serves any number of clients at the same
  * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
  * one event loop on one open file: poll, then REAP completions and events.
  * One peer address may hold at most --max-per-host of them (default
@@ -70,6 +71,7 @@
  * events is kept while a stream of SENDs costs one RECV per message, not
  * two.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -90,6 +92,7 @@
 #include "measure.h"
 
 #define SERVE_MAX_CONNS		64
+#define SERVE_MAX_LISTENERS	LISTEN_MAX_ADDRS /* without --bind on iWARP: one per address */
 #define SERVE_PER_HOST		32	/* default --max-per-host: bench --conns 32 fits */
 #define CTL_SLOTS		256	/* control answers in flight, all connections */
 #define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
@@ -142,8 +145,9 @@ struct sconn {
 struct server {
 	int fd;
 	struct rdmaxfer_info info;
-	uint32_t listen_id;
-	const char *bind_addr;		/* --bind, NULL: "::" (or 0.0.0.0) */
+	uint32_t listen_ids[SERVE_MAX_LISTENERS];
+	unsigned int nlisten;		/* 0 once --count connections were accepted */
+	const char *bind_addr;		/* --bind, NULL: "::" (or 0.0.0.0, or each address) */
 	uint16_t port;			/* --port, then the port listened on (0: chosen) */
 	uint64_t size;
 	unsigned char *win;		/* the shared window: --size bytes */
@@ -622,31 +626,34 @@ static bool host_full(struct server *srv, uint32_t id, const struct rdmaxfer_add
 	return true;
 }
 
-/* Accept what the listener has queued, as far as --count and slots allow. */
+/* Accept what the listeners have queued, as far as --count and slots allow. */
 static void accept_all(struct server *srv)
 {
 	struct rdmaxfer_addr peer;
-	unsigned int i;
+	unsigned int i, l;
 	uint32_t id;
 	int err;
 
-	while (srv->listen_id && srv->nactive < SERVE_MAX_CONNS && !srv->fatal) {
-		err = rdx_accept(srv->fd, srv->listen_id, 0, &id, &peer);
-		if (err) {
-			if (err != EAGAIN && err != EINTR)
-				warnx_("ACCEPT failed: %s", strerror(err));
-			return;
-		}
-		if (host_full(srv, id, &peer))
-			continue;
-		for (i = 0; i < SERVE_MAX_CONNS && srv->conns[i].id; i++)
-			;
-		setup_conn(srv, &srv->conns[i], id, &peer);
-		if (srv->conns[i].id == id)
-			handle_recv(srv, &srv->conns[i]);	/* messages sent before the accept */
-		if (srv->count && srv->accepted >= srv->count) {
-			close_id(srv, srv->listen_id);	/* later clients are refused */
-			srv->listen_id = 0;
+	for (l = 0; l < srv->nlisten; l++) {
+		while (l < srv->nlisten && srv->nactive < SERVE_MAX_CONNS && !srv->fatal) {
+			err = rdx_accept(srv->fd, srv->listen_ids[l], 0, &id, &peer);
+			if (err) {
+				if (err != EAGAIN && err != EINTR)
+					warnx_("ACCEPT failed: %s", strerror(err));
+				break;
+			}
+			if (host_full(srv, id, &peer))
+				continue;
+			for (i = 0; i < SERVE_MAX_CONNS && srv->conns[i].id; i++)
+				;
+			setup_conn(srv, &srv->conns[i], id, &peer);
+			if (srv->conns[i].id == id)
+				handle_recv(srv, &srv->conns[i]);	/* messages sent before the accept */
+			if (srv->count && srv->accepted >= srv->count) {
+				/* later clients are refused */
+				while (srv->nlisten)
+					close_id(srv, srv->listen_ids[--srv->nlisten]);
+			}
 		}
 	}
 }
@@ -1213,16 +1220,25 @@ static int reap_all(struct server *srv)
 
 static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 {
-	static const uint8_t zero[16];
 	const char *addr = bind_addr ? bind_addr : "::";
-	struct rdmaxfer_addr la, any;
-	char where[128], sz[48];
+	struct rdmaxfer_addr la;
+	char where[512], sz[48], socks[64];
 	int err;
 
+	if (!bind_addr && have_iwarp(srv->fd)) {
+		err = listen_each_address(srv->fd, &port, srv->listen_ids, &srv->nlisten, where,
+					  sizeof(where));
+		if (err > 0)
+			return err;
+		if (!err) {
+			srv->port = port;
+			goto listening;
+		}
+	}
 	for (;;) {
 		if (parse_addr(addr, port, &la))
 			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", addr);
-		err = rdx_listen(srv->fd, la, 0, &srv->listen_id, &srv->port);
+		err = rdx_listen(srv->fd, la, 0, &srv->listen_ids[0], &srv->port);
 		if (!err)
 			break;
 		/* the default: IPv4 only if IPv6 is not there */
@@ -1231,39 +1247,30 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 			addr = "0.0.0.0";
 			continue;
 		}
-		/*
-		 * rdma_cm reports a port in use as EADDRNOTAVAIL when the id
-		 * reuses addresses (a bind conflict is found at listen time)
-		 */
-		if (err == EADDRNOTAVAIL && parse_addr(addr, 0, &any) == 0 &&
-		    !memcmp(any.addr, zero, sizeof(zero)))
-			err = EADDRINUSE;
-		switch (err) {
-		case EADDRINUSE:
-			return fail("cannot listen on %s port %u: the port is in use (another rdmaxfer serve?)",
-				    addr, port);
-		case EADDRNOTAVAIL:
-			return fail("cannot listen on %s port %u: the address is not on this host, or the port is in use",
-				    addr, port);
-		case ENODEV:
-			return fail("cannot listen on %s: no RDMA device for that address (see 'rdma link')",
-				    addr);
-		default:
-			return fail("cannot listen on %s port %u: %s", addr, port, strerror(err));
-		}
+		return listen_failed(addr, port, err);
 	}
+	srv->nlisten = 1;
 	la.port = srv->port;	/* LISTEN's answer: the port it got */
 	format_addr(&la, where, sizeof(where));
 	if (!bind_addr && !strcmp(addr, "::"))
 		strncat(where, " (IPv6 and IPv4)", sizeof(where) - strlen(where) - 1);
+	else if (bind_addr && la.family == AF_INET6 && !memcmp(la.addr, in6addr_any.s6_addr, 16) &&
+		 have_iwarp(srv->fd))
+		strncat(where, " (IPv6 only where the device is iWARP: '::' takes no IPv4 client there)",
+			sizeof(where) - strlen(where) - 1);
+listening:
 	format_bytes(srv->size, sz, sizeof(sz));
 	/*
-	 * The sockets baseline of ping and bench: TCP and UDP on the same
-	 * port number, up before "listening" is said (scripts wait for it).
+	 * The sockets baseline of ping and bench: TCP and UDP on port
+	 * sock_port(), never the RDMA port (on iWARP that is a TCP port the
+	 * RDMA listener holds), up before "listening" is said (scripts wait
+	 * for it).
 	 */
-	if (sock_server_start(bind_addr, srv->port))
-		return EXIT_FAIL;
-	say(srv, "listening on %s, window %s, shared by all clients", where, sz);
+	socks[0] = 0;
+	if (!sock_server_start(bind_addr, sock_port(srv->port)))
+		snprintf(socks, sizeof(socks), "; sockets baseline on TCP and UDP port %u",
+			 sock_port(srv->port));
+	say(srv, "listening on %s, window %s, shared by all clients%s", where, sz, socks);
 	return EXIT_OK;
 }
 
@@ -1283,7 +1290,8 @@ static void serve_usage(FILE *f)
 		"wins), and a write larger than the window passes through it round by\n"
 		"round, so other clients may see any of its rounds.\n"
 		"\n"
-		"  --bind ADDR   listen address (default '::': IPv6 and IPv4)\n"
+		"  --bind ADDR   listen address (default '::', IPv6 and IPv4; with an\n"
+		"                iWARP device each address of this host instead)\n"
 		"  --port N      port (default %u; 0: any, printed)\n"
 		"  --size BYTES  window size (default 64M; K, M, G suffixes)\n"
 		"  --in FILE     preload the window from FILE (at most --size bytes; the\n"

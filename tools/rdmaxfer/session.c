@@ -417,7 +417,19 @@ static int session_wait(struct session *s, const char *what, int timeout_s)
 int session_wait_window(struct session *s, uint32_t access)
 {
 	double deadline = now_sec() + SESSION_WINDOW_TIMEOUT_S;
+	struct rdmaxfer_device_info di;
 
+	/*
+	 * Atomics need them on both ends: this end's device first (iWARP
+	 * devices, siw among them, and some HCAs have none), then the
+	 * server's window, which has them only where its device does.
+	 */
+	if ((access & RDMAXFER_REMOTE_ATOMIC) &&
+	    !rdx_query_device(s->fd, s->ci.dev_index, &di) && di.atomic_cap == RDMAXFER_ATOMIC_NONE) {
+		fail_line(s, "the RDMA device of this connection, %.64s, has no atomics (atomic_cap none; see 'rdmaxfer info')",
+			  di.name);
+		return -1;
+	}
 	while (!s->window_id) {
 		if (session_wait(s, "the server's window", SESSION_WINDOW_TIMEOUT_S))
 			return -1;

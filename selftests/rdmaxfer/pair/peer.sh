@@ -5,7 +5,8 @@
 # background; RIG_ROLE, RIG_SELF_ADDR, RIG_PEER_ADDR, ... are set).
 #
 # Serves two_host.sh, which runs in guest A, until the guest powers off:
-# `rdmaxfer serve` on the default port, listening on :: (IPv4 and IPv6),
+# `rdmaxfer serve` on the default port, listening on every address, IPv4 and
+# IPv6 (on ::, or where the device is iWARP on each address of the guest),
 # with one 4 MiB window (shared by all connections) preloaded from a text file
 # that A generates the same way (gen_input below, also in two_host.sh), and --out
 # so that writes are saved round by round and messages appended (the
