@@ -315,6 +315,15 @@ static u32 rdmaxfer_reject_reason(struct rdma_cm_id *id, struct rdma_cm_event *e
 	u8 len = 0;
 
 	rej = rdma_consumer_reject_data(id, ev, &len);
+	/*
+	 * siw reports an MPA reject as -ECONNRESET, which rdma_cm does not
+	 * take for a consumer's reject on iWARP (it wants -ECONNREFUSED);
+	 * the reply's private data is in the event all the same
+	 */
+	if (!rej && rdma_protocol_iwarp(id->device, id->port_num)) {
+		rej = ev->param.conn.private_data;
+		len = ev->param.conn.private_data_len;
+	}
 	if (!rej || len < sizeof(*rej) || be32_to_cpu(rej->magic) != RDMAXFER_MAGIC)
 		return RDMAXFER_REJECT_UNKNOWN;
 	return be16_to_cpu(rej->reason);
@@ -336,6 +345,9 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = rdmaxfer_cm_route_resolved(conn, id);
+		/* iWARP: the TCP connection is made in rdma_connect(), refused there */
+		if (ret == -ECONNREFUSED)
+			conn->c_reject_reason = RDMAXFER_REJECT_UNKNOWN;
 		if (ret)
 			rdmaxfer_connect_done(conn, ret);
 		break;
@@ -863,8 +875,12 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	else
 		ret = READ_ONCE(conn->c_error) ?: READ_ONCE(conn->c_broke) ? -EIO : -ETIMEDOUT;
 	spin_unlock_bh(&conn->c_lock);
-	/* established, but the peer closed before we got here */
-	if (ret == -ESHUTDOWN)
+	/*
+	 * established, but the peer closed before we got here; or the QP
+	 * broke first (-EIO: on iWARP the peer's abortive close of a
+	 * connection it never accepted is a fatal QP event here)
+	 */
+	if (ret == -ESHUTDOWN || ret == -EIO)
 		ret = -ECONNRESET;
 	if (ret)
 		goto fail;

@@ -270,7 +270,16 @@ others=$(other_rdma_devs "$DEV")
 if [ -n "${others% }" ]; then
 	ktap_skip "provider_unload_under_load" "other RDMA devices here ($others): $PROVIDER_MOD stays"
 	ktap_skip "provider_unload_nothing_left_and_back" "other RDMA devices here"
+elif [ "$PROVIDER" = siw ]; then
+	# siw_exit_module() stops siw's TX threads before it unregisters its
+	# devices: a QP posted to in between is never freed, and our removal
+	# waits in siw_destroy_qp() for ever (Documentation/providers.md, siw)
+	ktap_skip "provider_unload_under_load" "rmmod siw under load hangs in siw_destroy_qp(), a siw bug (Documentation/providers.md)"
+	rmmod siw
+	unload_rc=$?
+	[ $unload_rc -eq 0 ] || ktap_diag "rmmod siw (idle) failed"
 else
+	unload_rc=0
 	start srv serve "$ADDR" 0 "$SIZE" 1
 	logged srv '^listening' && port=$(port_of srv)
 	start cli blast "$ADDR" "$port" "$SIZE"
@@ -287,6 +296,8 @@ else
 	fi
 	stop srv
 	stop cli
+fi
+if [ -z "${others% }" ]; then
 	modprobe "$PROVIDER_MOD"
 	rdma_link_exists "$DEV" || rdma link add "$DEV" type "$PROVIDER" netdev "$NETDEV"
 	wait_for "rdma link show $DEV/1 | grep -q ACTIVE" 10
@@ -296,7 +307,7 @@ else
 	r=$?
 	[ $r -eq 0 ] || { ktap_diag "write after reloading $PROVIDER_MOD: $out"; show_log srv; }
 	stop srv
-	clean && [ $r -eq 0 ]
+	clean && [ $r -eq 0 ] && [ "$unload_rc" -eq 0 ]
 	ktap_result "provider_unload_nothing_left_and_back" $?
 fi
 

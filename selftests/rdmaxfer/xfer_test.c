@@ -2040,8 +2040,7 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 		pre = base[-1];
 		post = base[n];
 		/* the whole window, then its last byte, then a READ of the second half */
-		run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, cb, 0, win, 0, n, 0),
-			&comp);
+		transfer(_metadata, self, RDMAXFER_OP_WRITE, cb, 0, win, 0, n);
 		EXPECT_EQ(-1, first_diff(base, c, n)) TH_LOG("window %u", i);
 		EXPECT_EQ(pre, base[-1]) TH_LOG("window %u: the byte before it changed", i);
 		EXPECT_EQ(post, base[n]) TH_LOG("window %u: the byte after it changed", i);
@@ -2050,8 +2049,7 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 					      0), &comp);
 		EXPECT_EQ(c[n], base[n - 1]);
 		fill(base + half, n - half, 300 + i);
-		run_one(_metadata, self, mkop(RDMAXFER_OP_READ, self->cconn, cb, n + 1, win, half,
-					      n - half, 0), &comp);
+		transfer(_metadata, self, RDMAXFER_OP_READ, cb, n + 1, win, half, n - half);
 		EXPECT_EQ(-1, first_diff(c + n + 1, base + half, n - half)) TH_LOG("window %u", i);
 		ASSERT_EQ(0, rdx_revoke(self->srv, win));
 		ASSERT_EQ(0, rdx_dereg_buf(self->srv, sb));
@@ -2115,8 +2113,7 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 		pre = w[i].off ? base[-1] : 0;
 		post = w[i].off + n < len ? base[n] : 0;
 		/* the whole window, its last byte, then a READ of its second half */
-		run_one(_metadata, self, mkop(RDMAXFER_OP_WRITE, self->cconn, cb, 0, win, 0, n, 0),
-			&comp);
+		transfer(_metadata, self, RDMAXFER_OP_WRITE, cb, 0, win, 0, n);
 		EXPECT_EQ(-1, first_diff(base, c, n)) TH_LOG("window %u", i);
 		if (w[i].off)
 			EXPECT_EQ(pre, base[-1]) TH_LOG("window %u: the byte before it changed", i);
@@ -2127,8 +2124,7 @@ TEST_F_TIMEOUT(xfer, huge_page_windows, 180)
 					      0), &comp);
 		EXPECT_EQ(c[n], base[n - 1]) TH_LOG("window %u", i);
 		fill(base + half, n - half, 300 + i);
-		run_one(_metadata, self, mkop(RDMAXFER_OP_READ, self->cconn, cb, n + 1, win, half,
-					      n - half, 0), &comp);
+		transfer(_metadata, self, RDMAXFER_OP_READ, cb, n + 1, win, half, n - half);
 		EXPECT_EQ(-1, first_diff(c + n + 1, base + half, n - half)) TH_LOG("window %u", i);
 		ASSERT_EQ(0, rdx_revoke(self->srv, win));
 	}
