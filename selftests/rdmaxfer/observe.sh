@@ -6,7 +6,8 @@
 # comes up, moves data, idles and goes down; and debugfs's
 # rdmaxfer/connections lists each connection's state.
 #
-# With every rdmaxfer event enabled in tracefs: xfer_helper serve exposes a
+# With every rdmaxfer event enabled in a tracefs instance of its own (other
+# tracing is not disturbed): xfer_helper serve exposes a
 # window to each client; xfer_helper write connects, WRITEs and READs back
 # (64 KiB); xfer_helper idle connects and idles for 1.5 s with
 # peer_timeout_ms=2000 (a keepalive probe every 0.5 s).  The trace must show
@@ -22,6 +23,7 @@
 HELPER=$SELFTEST_DIR/xfer_helper
 PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
 TRACEFS=/sys/kernel/tracing
+INST=$TRACEFS/instances/rdmaxfer_observe
 CONNS=/sys/kernel/debug/rdmaxfer/connections
 
 [ "$(id -u)" -eq 0 ] || ktap_skip_all "needs root"
@@ -31,13 +33,15 @@ rdmaxfer_setup
 [ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
 [ -d "$TRACEFS/events" ] || ktap_skip_all "no tracefs at $TRACEFS (CONFIG_TRACING)"
 [ -d "$TRACEFS/events/rdmaxfer" ] || ktap_skip_all "the module has no tracepoints"
+rmdir "$INST" 2>/dev/null
+mkdir "$INST" || ktap_skip_all "no tracefs instances at $TRACEFS/instances"
 
 T=$(mktemp -d /tmp/tracepoints.XXXXXX)
 saved=$(cat "$PARAM" 2>/dev/null)
 srv=
 cleanup()
 {
-	echo 0 >"$TRACEFS/events/rdmaxfer/enable"
+	rmdir "$INST" 2>/dev/null
 	[ -n "$saved" ] && echo "$saved" >"$PARAM"
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
 	rm -rf "$T"
@@ -57,10 +61,7 @@ count()
 }
 
 [ -n "$saved" ] && echo 2000 >"$PARAM"
-echo 0 >"$TRACEFS/tracing_on"
-echo >"$TRACEFS/trace"
-echo 1 >"$TRACEFS/events/rdmaxfer/enable"
-echo 1 >"$TRACEFS/tracing_on"
+echo 1 >"$INST/events/rdmaxfer/enable"
 
 "$HELPER" serve "$ADDR" 0 1M 3 >"$T/serve.log" 2>&1 &
 srv=$!
@@ -80,11 +81,11 @@ wait "$idle" 2>/dev/null
 # both ends of both connections are down once serve has seen 2 disconnects
 wait_for "[ \$(grep -c '^disconnected' '$T/serve.log') -ge 2 ]" 10
 sleep 0.5
-echo 0 >"$TRACEFS/tracing_on"
-cat "$TRACEFS/trace" >"$T/trace"
-echo 0 >"$TRACEFS/events/rdmaxfer/enable"
-echo >"$TRACEFS/trace"
-echo 1 >"$TRACEFS/tracing_on"
+echo 0 >"$INST/tracing_on"
+cat "$INST/trace" >"$T/trace"
+echo 0 >"$INST/events/rdmaxfer/enable"
+echo >"$INST/trace"
+echo 1 >"$INST/tracing_on"
 # a third client with the events disabled: serve then exits
 "$HELPER" write "$ADDR" "${port:-1}" 64K >"$T/write2.log" 2>&1
 wait_for "! kill -0 $srv" 10
@@ -147,9 +148,9 @@ r=$?
 ktap_result "conn_down_for_each" $r
 
 # 7. disabled again: a whole connection (write2) records nothing
-grep -q '^ok' "$T/write2.log" && ! grep -q rdmaxfer_ "$TRACEFS/trace"
+grep -q '^ok' "$T/write2.log" && ! grep -q rdmaxfer_ "$INST/trace"
 r=$?
-[ $r -eq 0 ] || ktap_diag "write2: $(cat "$T/write2.log"); $(grep -c rdmaxfer_ "$TRACEFS/trace") events while disabled"
+[ $r -eq 0 ] || ktap_diag "write2: $(cat "$T/write2.log"); $(grep -c rdmaxfer_ "$INST/trace") events while disabled"
 ktap_result "disabled_records_nothing" $r
 
 # 8-9. debugfs: the idle connection's two ends, and nothing else

@@ -375,31 +375,39 @@ static inline void huge_unreserve(long reserved)
 		sysfs_write(NR_HUGEPAGES, sysfs_read(NR_HUGEPAGES) - reserved);
 }
 
+/* Write @val to the tracefs file @file of the instance at @dir. */
+static inline bool trace_write(const char *dir, const char *file, const char *val)
+{
+	char path[512];
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /*
  * A trace instance of the caller's own, /sys/kernel/tracing/instances/
  * @name, with the rdmaxfer_window_expose event on (other tests' tracing is
  * not disturbed).  Writes its directory to @dir: true if tracefs gave one.
+ * (The rig boots its guests with trace_options=norecord-cmd: testing.md.)
  */
 static inline bool expose_trace_start(char *dir, size_t dirlen, const char *name)
 {
-	char path[512];
-	int fd;
-	bool ok;
-
 	if (access("/sys/kernel/tracing/instances", F_OK))
 		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);	/* as observe.sh */
 	snprintf(dir, dirlen, "/sys/kernel/tracing/instances/%s", name);
 	rmdir(dir);
 	if (mkdir(dir, 0700))
 		return false;
-	snprintf(path, sizeof(path), "%s/events/rdmaxfer/rdmaxfer_window_expose/enable", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	ok = fd >= 0 && write(fd, "1", 1) == 1;
-	if (fd >= 0)
-		close(fd);
-	if (!ok)
-		rmdir(dir);
-	return ok;
+	if (trace_write(dir, "events/rdmaxfer/rdmaxfer_window_expose/enable", "1"))
+		return true;
+	rmdir(dir);
+	return false;
 }
 
 /* Empty the instance's buffer (so that it never wraps in a long test). */

@@ -40,10 +40,15 @@ qemu_cmd() {
     modprobe -d "$(kernel_dir)" -S "$KREL" --show-depends crc32_generic >/dev/null 2>&1 || cpu=max
     # "-display none -vga none" instead of -nographic: same, minus SeaBIOS's serial console,
     # whose first output is ESC c (a terminal reset) on the student's terminal.
+    # trace_options=norecord-cmd: enabling or disabling a trace event then leaves the
+    # scheduler's tracepoints alone.  With the comm recorder on, each toggle live-patches
+    # __schedule() (text_poke_bp) while the other vCPU may run it with interrupts off; under
+    # TCG that vCPU has looped on the patch's breakpoint for good, the patching one waiting
+    # for it: a soft lockup (testing.md, "A livelock of TCG").
     QEMU=(qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$RIG_MEM" -smp "$2"
         -display none -vga none -no-reboot -nic none -name "rig,debug-threads=on"
         -kernel "$(guest_kernel)" -initrd "$1/initrd.img"
-        -append "console=ttyS0 loglevel=4 panic=-1 $RIG_APPEND")
+        -append "console=ttyS0 loglevel=4 panic=-1 trace_options=norecord-cmd $RIG_APPEND")
 }
 
 # start_guest DIR SMP TIMEOUT TTYS1-FILE [extra QEMU args...]: boots DIR's payload in the
