@@ -966,7 +966,7 @@ int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg)
 		out.max_window_size = (u64)RDMAXFER_MAX_WIN_SEGS *
 				      rdmaxfer_seg_pages(conn->c_dev->rd_ib) * PAGE_SIZE -
 				      PAGE_SIZE;
-	out.max_msg_size = conn->c_max_msg;
+	out.max_msg_size = rdmaxfer_lmr_max_msg(conn);
 	if (conn->c_peer_features & RDMAXFER_HELLO_SLOTS)
 		out.conn_flags |= RDMAXFER_CONN_F_RECV_SLOTS;
 	if (READ_ONCE(conn->c_peer_slots))

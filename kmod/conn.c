@@ -403,6 +403,13 @@ static void rdmaxfer_conn_queue_down(struct rdmaxfer_conn *conn)
  * event, or rdma_cm moved it to error for a reject), it only notes it: a
  * connection that then comes up fails at once (rdmaxfer_conn_came_up()).
  *
+ * Not on iWARP, where the QP lives on the TCP connection it shares with
+ * the peer: the peer's orderly close flushes it too, and siw flushes before
+ * the CM reports the close (its peer-close work moves the QP to error as
+ * it hands iw_cm the CLOSE).  There the CM's report, which every end of an
+ * iWARP connection brings (siw drops the connection on any QP error), says
+ * how it ended, and an error completion or QP_FATAL that came first wins.
+ *
  * Context: completion handler (softirq) or the receive work.
  */
 void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
@@ -410,7 +417,7 @@ void rdmaxfer_conn_flushed(struct rdmaxfer_conn *conn)
 	bool broke;
 
 	spin_lock_bh(&conn->c_lock);
-	broke = conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_broke;
+	broke = conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_broke && !conn->c_iwarp;
 	if (broke)
 		WRITE_ONCE(conn->c_broke, true);
 	else if (conn->c_state == RDMAXFER_CS_CONNECTING)
@@ -797,8 +804,9 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	ib = rd->rd_ib;
 	conn->c_port = id->port_num;
 	conn->c_atomics = ib->attrs.atomic_cap != IB_ATOMIC_NONE;
+	conn->c_iwarp = rdma_protocol_iwarp(ib, conn->c_port);
 	/* rdma_rw's own rule: READs go through its MRs on iWARP */
-	if (rdma_protocol_iwarp(ib, conn->c_port) && ib->attrs.max_fast_reg_page_list_len > 1)
+	if (conn->c_iwarp && ib->attrs.max_fast_reg_page_list_len > 1)
 		conn->c_read_piece = (min(ib->attrs.max_fast_reg_page_list_len, 256U) - 1) *
 				     PAGE_SIZE;
 	hdr = !rdmaxfer_port_has_imm(ib, conn->c_port);
@@ -853,9 +861,14 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
 	conn->c_wr_max = conn->c_wr_free;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
-	/* the buffer's SGEs of a SEND or slot; a slot header (hdr.c) takes one */
+	/*
+	 * The buffer's SGEs of a SEND or slot; a slot header (hdr.c) takes
+	 * one.  On siw one MR, and so one SGE (rdmaxfer_lmr_one_mr()).
+	 */
 	conn->c_max_sge = min3(attr.cap.max_send_sge, attr.cap.max_recv_sge,
 			       RDMAXFER_MAX_MSG_SGES + hdr) - hdr;
+	if (rdmaxfer_lmr_one_mr(ib))
+		conn->c_max_sge = min(conn->c_max_sge, 1U);
 
 	return rdmaxfer_ctrl_setup(conn);
 }

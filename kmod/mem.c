@@ -45,7 +45,9 @@
  * does not hold it: the buffer reference it holds makes DEREG_BUF fail
  * (EBUSY), and the connection is destroyed only after the drain.  A
  * buffer's local registrations hold a reference each, which DEREG_BUF
- * does not count as a use: it drops them.
+ * does not count as a use: it drops them.  On a device that must not see
+ * two MRs in one message (rdmaxfer_lmr_one_mr()) the segments of a local
+ * registration overlap by half, so that a message always fits in one.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -346,6 +348,45 @@ u32 rdmaxfer_seg_pages(struct ib_device *ib)
 	/* each MR is allocated with RDMAXFER_MR_SPARE_PAGES more (compat.h) */
 	len = len > RDMAXFER_MR_SPARE_PAGES ? len - RDMAXFER_MR_SPARE_PAGES : 1;
 	return min_t(u32, len, RDMAXFER_MAX_SEG_PAGES);
+}
+
+/**
+ * rdmaxfer_lmr_one_mr - must a message's buffer be in one MR on @ib?
+ * @ib: the device
+ *
+ * Soft-iWARP looks up the pages of a work request's SGEs in their MRs'
+ * page lists with one index, carried from one SGE to the next
+ * (siw_tx_hdt() keeps pbl_idx; the receive side resets it), and searches
+ * each list from there on: the second MR of a SEND is searched from where
+ * the first one's search ended.  The SEND then fails
+ * (IB_WC_LOC_QP_OP_ERR, the connection with it) or, where that MR's list
+ * is long enough, sends the bytes of a page before the right one.  Seen on
+ * 6.1 (slots_test's sizes: 1 MiB in two MRs; 21 of 21 pass with the index
+ * reset, testing.md); the code is the same in every siw read since.  So
+ * on siw a SEND or slot takes one MR of its buffer, never two.
+ */
+bool rdmaxfer_lmr_one_mr(struct ib_device *ib)
+{
+	return ib->ops.driver_id == RDMA_DRIVER_SIW;
+}
+
+/*
+ * Pages from the start of one segment of a local registration on @ib to
+ * the start of the next: a whole segment, or half of one where a message
+ * must be in one MR (then any range of up to half a segment and a byte
+ * is inside one segment).
+ */
+static u32 rdmaxfer_lmr_stride(struct ib_device *ib)
+{
+	u32 seg = rdmaxfer_seg_pages(ib);
+
+	return rdmaxfer_lmr_one_mr(ib) ? max(seg / 2, 1U) : seg;
+}
+
+/* Segments of @seg pages, one every @stride pages, that cover @npages. */
+static u32 rdmaxfer_nsegs(unsigned long npages, u32 seg, u32 stride)
+{
+	return npages <= seg ? 1 : 1 + DIV_ROUND_UP(npages - seg, stride);
 }
 
 /* Free a window's segments: deregister (invalidating the keys), unmap. */
@@ -700,7 +741,7 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 						      const struct rdmaxfer_expose *cmd)
 {
 	struct ib_device *ib = conn->c_dev->rd_ib;
-	u32 seg_pages = rdmaxfer_seg_pages(ib), page_size = PAGE_SIZE;
+	u32 seg_pages = rdmaxfer_seg_pages(ib), page_size = PAGE_SIZE, stride;
 	u64 first_byte = offset_in_page(buf->b_addr) + cmd->offset;
 	unsigned long fp = first_byte >> PAGE_SHIFT, npages;
 	u32 in_page = offset_in_page(first_byte);
@@ -711,7 +752,8 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 
 	lockdep_assert_held_read(&conn->c_post_sem);
 	npages = DIV_ROUND_UP(in_page + cmd->length, PAGE_SIZE);
-	nsegs = DIV_ROUND_UP(npages, seg_pages);
+	stride = local ? rdmaxfer_lmr_stride(ib) : seg_pages;
+	nsegs = rdmaxfer_nsegs(npages, seg_pages, stride);
 	if (!local && (nsegs > RDMAXFER_MAX_WIN_SEGS ||
 		       sizeof(struct rdmaxfer_msg_hdr) +
 		       struct_size((struct rdmaxfer_msg_advert *)NULL, segs, nsegs) >
@@ -742,18 +784,20 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 		seg_pages = rdmaxfer_huge_seg(ib) * RDMAXFER_HUGE_PAGES;
 	}
 again:
-	win->w_nsegs = DIV_ROUND_UP(npages, seg_pages);
+	/* segment i starts at page i * stride (a window's do not overlap) */
+	stride = local ? stride : seg_pages;
+	win->w_nsegs = rdmaxfer_nsegs(npages, seg_pages, stride);
 	for (i = 0; i < win->w_nsegs; i++) {
-		u32 np = min_t(unsigned long, seg_pages, npages - i * seg_pages);
-		u64 seg_start = i ? (u64)i * seg_pages * PAGE_SIZE - in_page : 0;
+		u32 np = min_t(unsigned long, seg_pages, npages - i * stride);
+		u64 seg_start = i ? (u64)i * stride * PAGE_SIZE - in_page : 0;
 		u32 len = min_t(u64, cmd->length - seg_start,
 				(u64)np * PAGE_SIZE - (i ? 0 : in_page));
 
 		win->w_segs[i].ws_win = win;
 		ret = rdmaxfer_window_map_seg(win, &win->w_segs[i], conn->c_pd,
-					      buf->b_pages + fp + i * seg_pages, np,
+					      buf->b_pages + fp + i * stride, np,
 					      i ? 0 : in_page, len,
-					      (u64)i * seg_pages << PAGE_SHIFT, page_size);
+					      (u64)i * stride << PAGE_SHIFT, page_size);
 		if (ret && page_size != PAGE_SIZE) {
 			/* not as huge pages, then: as base pages */
 			rdmaxfer_window_free_segs(win, ib);
@@ -832,6 +876,35 @@ static u64 rdmaxfer_lmr_seg_size(struct rdmaxfer_conn *conn)
 	return (u64)rdmaxfer_seg_pages(conn->c_dev->rd_ib) << PAGE_SHIFT;
 }
 
+/* Bytes from one segment's start to the next's (rdmaxfer_lmr_stride()). */
+static u64 rdmaxfer_lmr_stride_size(struct rdmaxfer_conn *conn)
+{
+	return (u64)rdmaxfer_lmr_stride(conn->c_dev->rd_ib) << PAGE_SHIFT;
+}
+
+/**
+ * rdmaxfer_lmr_max_msg - the longest message a SEND or slot may have
+ * @conn: the connection, its hello exchanged
+ *
+ * What both ports take, less a slot header, and what the SGEs of a work
+ * request cover of any buffer at any offset: with n SGEs of segments of S
+ * bytes, (n - 1) * S + 1; with one SGE of segments overlapping by half
+ * (stride T), S - T + 1.  QUERY_CONN reports it as max_msg_size.
+ *
+ * Context: any.
+ */
+u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn)
+{
+	u64 s, t, max;
+
+	if (!conn->c_dev || conn->c_max_msg <= rdmaxfer_hdr_len(conn) || !conn->c_max_sge)
+		return 0;
+	s = rdmaxfer_lmr_seg_size(conn);
+	t = rdmaxfer_lmr_stride_size(conn);
+	max = t < s ? s - t + 1 : (conn->c_max_sge - 1) * s + 1;
+	return min_t(u64, conn->c_max_msg - rdmaxfer_hdr_len(conn), max);
+}
+
 /**
  * rdmaxfer_lmr_nsge - how many SGEs a range of a buffer takes
  * @conn: the connection (up: its device is known)
@@ -842,13 +915,20 @@ static u64 rdmaxfer_lmr_seg_size(struct rdmaxfer_conn *conn)
  * One per segment of the local registration the range touches.  In a
  * registration's address space, a byte at buffer offset O lives at
  * O + the in-page offset of the buffer's start (see
- * rdmaxfer_window_map_seg()), and segment i covers [i * S, (i + 1) * S).
+ * rdmaxfer_window_map_seg()), and segment i covers [i * T, i * T + S)
+ * (T, the stride, is S where segments do not overlap).  Overlapping
+ * segments give one SGE, from the segment the range starts in (the
+ * last one for a start beyond it, which reaches the buffer's end), or 2
+ * where the range does not fit there: more than c_max_sge (1) allows.
  */
 u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
 		      u64 len)
 {
 	u64 a = offset_in_page(buf->b_addr) + off, s = rdmaxfer_lmr_seg_size(conn);
+	u64 t = rdmaxfer_lmr_stride_size(conn);
 
+	if (t < s)
+		return a + len <= div64_u64(a, t) * t + s ? 1 : 2;
 	return div64_u64(a + len - 1, s) - div64_u64(a, s) + 1;
 }
 
@@ -865,8 +945,18 @@ void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u6
 {
 	u64 a = offset_in_page(lmr->w_buf->b_addr) + off;
 	u64 s = rdmaxfer_lmr_seg_size(req->r_conn);
+	u64 t = rdmaxfer_lmr_stride_size(req->r_conn);
 
 	req->r_nsge = 0;
+	if (t < s) {	/* one SGE: rdmaxfer_lmr_nsge() said it fits */
+		u64 seg = min_t(u64, div64_u64(a, t), lmr->w_nsegs - 1);
+		struct ib_sge *sge = &req->r_sge[1 + req->r_nsge++];
+
+		sge->addr = a;
+		sge->length = len;
+		sge->lkey = lmr->w_segs[seg].ws_mr->lkey;
+		return;
+	}
 	while (len) {
 		u64 seg = div64_u64(a, s);
 		u64 n = min(len, (seg + 1) * s - a);

@@ -471,7 +471,8 @@ struct rdmaxfer_msg {
  * @c_scq_size: CQEs taken from the pool for @c_scq
  * @c_max_sge: SGEs of the user's buffer a SEND or a slot of ours may take
  *	(RDMAXFER_MAX_MSG_SGES or what the QP allows, if fewer, less the header
- *	entry's SGE on a port without immediate data)
+ *	entry's SGE on a port without immediate data; 1 where a message must
+ *	be in one MR, rdmaxfer_lmr_one_mr())
  * @c_port: port number on @c_dev
  * @c_atomics: the device does atomics (atomic_cap is not IB_ATOMIC_NONE)
  * @c_read_piece: the largest piece of a READ, 0: no other limit than a
@@ -538,6 +539,8 @@ struct rdmaxfer_msg {
  *	peer broke the QP early): it fails as it comes up
  * @c_broke: the QP went to error by itself (rdmaxfer_conn_flushed()):
  *	teardown takes the reason a completion gave, else -EIO
+ * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
+ *	broke (rdmaxfer_conn_flushed()); set before the QP exists
  * @c_msgs: received messages not yet RECV'd
  * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
@@ -644,6 +647,7 @@ struct rdmaxfer_conn {
 	bool				c_ka_strict;
 	bool				c_flushed;
 	bool				c_broke;
+	bool				c_iwarp;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
 	struct list_head		c_windows;
@@ -943,6 +947,8 @@ int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
 int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id);
 void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 u32 rdmaxfer_seg_pages(struct ib_device *ib);
+bool rdmaxfer_lmr_one_mr(struct ib_device *ib);
+u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn);
 struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf);
 u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
 		      u64 len);

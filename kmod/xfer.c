@@ -462,7 +462,7 @@ static int rdmaxfer_op_pieces(struct rdmaxfer_conn *conn, const struct rdmaxfer_
 		    !(conn->c_peer_features & RDMAXFER_HELLO_SLOTS))
 			return -EOPNOTSUPP;
 		/* a message and its slot header (hdr.c) must fit both ports */
-		if (op->length > conn->c_max_msg - rdmaxfer_hdr_len(conn) ||
+		if (op->length > rdmaxfer_lmr_max_msg(conn) ||
 		    (op->opcode == RDMAXFER_OP_RECV && op->length < RDMAXFER_MIN_SLOT))
 			return -EINVAL;
 		if (rdmaxfer_lmr_nsge(conn, buf, op->buf_offset, op->length) > conn->c_max_sge)

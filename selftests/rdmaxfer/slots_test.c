@@ -200,6 +200,31 @@ TEST_F_TIMEOUT(slots, sizes, 300)
 	}
 }
 
+/*
+ * A message of max_msg_size (as much of it as the buffers hold) goes at
+ * any offset: at 0, at a page's last byte, and at the last byte before
+ * the segment boundaries of a local registration on Soft-iWARP (127 and
+ * 255 pages: segments of 255 pages every 127, rdmaxfer_lmr_one_mr()) and
+ * on Soft-RoCE (511 pages).  SUBMIT refuses one byte more.
+ */
+TEST_F_TIMEOUT(slots, max_msg_at_any_offset, 300)
+{
+	static const __u64 offs[] = { 0, 4095, 127 * 4096 - 1, 255 * 4096 - 1, 511 * 4096 - 1 };
+	__u64 max = self->ci.max_msg_size;
+	unsigned int i;
+
+	TH_LOG("max_msg_size %llu", ULL(max));
+	ASSERT_LE(4096, max);
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		__u64 len = max < SLEN - offs[i] ? max : SLEN - offs[i];
+
+		one_message(_metadata, self, offs[i], len, offs[i], len, 2000 + i);
+	}
+	/* one byte more (where the buffer would hold it: else nothing to tell) */
+	if (max + 1 <= SLEN)
+		EXPECT_EQ(EINVAL, submit1(self->srv, slot_op(self->sconn, self->sbuf, 0, max + 1, 0)));
+}
+
 /* Slots and sources at every kind of offset; a message shorter than its slot. */
 TEST_F_TIMEOUT(slots, offsets, 300)
 {

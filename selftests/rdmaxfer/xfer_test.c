@@ -91,12 +91,30 @@ static void fill(void *p, size_t len, __u64 seed)
 	}
 }
 
-/* Offset of the first differing byte, or -1 if equal. */
+/*
+ * Is the fixture's device iWARP?  There the completion of a WRITE says only
+ * that its source may be reused: the bytes may still be on their way
+ * (RDMAP acknowledges nothing; siw completes a WRITE once TCP took it).
+ * The peer learns of them from what follows on the connection (a SEND, a
+ * WRITE_IMM's notice, a READ's response), all placed after them; a test
+ * that looks at the peer's memory itself, on the same host, gives them
+ * time (ioctl.md, "What a completion means").
+ */
+static bool fixture_iwarp;
+
+/*
+ * Offset of the first differing byte, or -1 if equal.  On iWARP, where
+ * @a is memory a WRITE just completed into, it may take a moment: compared
+ * again for up to 5 s before a difference counts.
+ */
 static long long first_diff(const void *a, const void *b, size_t len)
 {
 	const unsigned char *x = a, *y = b;
+	__s64 end = now_ns() + 5 * SEC;
 	size_t i;
 
+	while (fixture_iwarp && memcmp(a, b, len) && now_ns() < end)
+		usleep(1000);
 	if (!memcmp(a, b, len))
 		return -1;
 	for (i = 0; i < len; i++)
@@ -288,6 +306,7 @@ static __u32 expose_wait(struct __test_metadata *_metadata, FIXTURE_DATA(xfer) *
 
 FIXTURE_SETUP(xfer)
 {
+	struct rdmaxfer_device_info di;
 	struct rdmaxfer_addr peer;
 	__u32 reason = 0;
 
@@ -308,6 +327,8 @@ FIXTURE_SETUP(xfer)
 	ASSERT_NE(0, self->sconn);
 	ASSERT_EQ(0, rdx_query_conn(self->cli, self->cconn, &self->ci));
 	ASSERT_LT(0, self->ci.max_op_size);
+	ASSERT_EQ(0, rdx_query_device(self->cli, self->ci.dev_index, &di));
+	fixture_iwarp = di.node_type == RDMAXFER_NODE_RNIC;
 
 	self->smem = map_anon(SBUF_LEN);
 	self->cmem = map_anon(CBUF_LEN);

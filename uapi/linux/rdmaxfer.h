@@ -789,8 +789,10 @@ struct rdmaxfer_recv {
  * @max_window_size: out, a window of this size is accepted by EXPOSE on
  *	this connection at any offset (its device's fast-registration lists
  *	bound it; at a page-aligned offset up to a page more fits)
- * @max_msg_size: out, the largest SEND into a slot, and the longest slot
- *	(both ports must accept the message)
+ * @max_msg_size: out, the largest SEND into a slot, and the longest slot,
+ *	at any offset of any buffer (both ports must accept the message, and
+ *	the device's work requests must reach every byte of it: on Soft-iWARP
+ *	about half a fast-registration page list, 512 KiB)
  * @conn_flags: out, RDMAXFER_CONN_F_*
  * @sink_msgs: out, messages the connection's sink slots dropped
  * @sink_bytes: out, their bytes
