@@ -331,12 +331,28 @@ TEST_F(dev, query_port)
 
 	if (!test_env()->dev || strcmp(di.name, test_env()->dev))
 		return;
-	/* the test's RoCE device: its netdev's addresses are GIDs, no other's */
 	EXPECT_EQ(RDMAXFER_PORT_ACTIVE, pi.state);
 	EXPECT_EQ(RDMAXFER_LINK_LAYER_ETHERNET, pi.link_layer);
 	ifindex = if_nametoindex(test_env()->netdev);
 	if (!ifindex)
 		return;
+	if (di.node_type == RDMAXFER_NODE_RNIC) {
+		/* the test's iWARP device: one GID, its netdev's MAC in bytes 0-5 */
+		unsigned char mac[6];
+		char path[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/net/%s/address", test_env()->netdev);
+		f = fopen(path, "r");
+		ASSERT_TRUE(f != NULL);
+		ASSERT_EQ(6, fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2],
+				    &mac[3], &mac[4], &mac[5]));
+		fclose(f);
+		ASSERT_LE(1, pi.num_gids);
+		EXPECT_EQ(0, memcmp(gids[0].raw, mac, 6));
+		return;
+	}
+	/* the test's RoCE device: its netdev's addresses are GIDs, no other's */
 	EXPECT_LE(1, pi.num_gids);
 	EXPECT_TRUE(has_gid(gids, pi.num_gids, test_env()->addr, ifindex));
 	EXPECT_TRUE(has_gid(gids, pi.num_gids, test_env()->addr6, ifindex));
