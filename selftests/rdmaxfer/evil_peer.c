@@ -982,6 +982,16 @@ static int probe(const char *addr, const char *port, enum ibv_wr_opcode op, uint
 	r = rdma_op(&b, op, rw.segs[0].addr + off, rkey, len, &st);
 	if (r < 0)
 		goto out;
+	/*
+	 * On iWARP a WRITE completes once TCP took it: the server's refusal
+	 * (a TERMINATE, then the connection's end) comes after.  A READ
+	 * behind it, with the valid key, is answered only if the WRITE was
+	 * taken: its failure, or no answer at all, is the refusal.
+	 */
+	if (!r && op == IBV_WR_RDMA_WRITE &&
+	    b.id->verbs->device->transport_type == IBV_TRANSPORT_IWARP &&
+	    rdma_read(&b, rw.segs[0].addr, *own, 1, &st))
+		r = 1;
 	if (!r) {
 		msg("RDMA %s of %u bytes at +%" PRIu64 " with rkey 0x%x (valid: 0x%x, window %" PRIu64 " bytes) went through",
 		    op == IBV_WR_RDMA_READ ? "READ" : "WRITE", len, off, rkey, *own, rw.length);
