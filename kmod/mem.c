@@ -360,10 +360,10 @@ u32 rdmaxfer_seg_pages(struct ib_device *ib)
  * each list from there on: the second MR of a SEND is searched from where
  * the first one's search ended.  The SEND then fails
  * (IB_WC_LOC_QP_OP_ERR, the connection with it) or, where that MR's list
- * is long enough, sends the bytes of a page before the right one.  Seen on
- * 6.1 (slots_test's sizes: 1 MiB in two MRs; 21 of 21 pass with the index
- * reset, testing.md); the code is the same in every siw read since.  So
- * on siw a SEND or slot takes one MR of its buffer, never two.
+ * is long enough, could send the bytes of a page before the right one (by
+ * the code).  Seen on 6.1 (slots_test's sizes: 1 MiB in two MRs; it passes
+ * with the index reset, providers.md); the upstream copy read here has the
+ * same loop.  So on siw a SEND or slot takes one MR of its buffer.
  */
 bool rdmaxfer_lmr_one_mr(struct ib_device *ib)
 {
@@ -891,7 +891,8 @@ static u64 rdmaxfer_lmr_stride_size(struct rdmaxfer_conn *conn)
  * bytes, (n - 1) * S + 1; with one SGE of segments overlapping by half
  * (stride T), S - T + 1.  QUERY_CONN reports it as max_msg_size.
  *
- * Context: any.
+ * Context: any, with @conn's device stable: under c_teardown_lock (QUERY_CONN)
+ * or between rdmaxfer_conn_enter() and rdmaxfer_conn_exit() (SUBMIT).
  */
 u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn)
 {
