@@ -22,12 +22,9 @@
  * halves off then completes at spin_unlock_bh(), in the poster's context,
  * with no context switch.  The send queue holds RDMAXFER_SQ_WRS of our
  * own work requests plus what rdma_rw adds for RDMAXFER_RW_CTXS contexts,
- * plus one for the drain; the send CQ is sized for all of them, because a
- * flushed QP completes every WR.  c_wr_free and c_rw_free count what may
- * still be posted; the last WR of every posted chain is signaled (a chain
- * of operation pieces, see xfer.c; a control message; a registration
- * batch) and its completion gives back its WRs and those before it, so the
- * count can never be exhausted by unsignaled WRs.
+ * plus spares for the drain and the probe; the send CQ is sized for all
+ * of them, because a flushed QP completes every WR.  sq.c keeps the room
+ * on it and the completions it owes.
  *
  * Posting and teardown.  Every ib_post_send()/ib_post_recv() happens under
  * c_lock after checking that the connection is up; teardown marks it down
@@ -42,7 +39,8 @@
  *
  * Teardown is stop, then destroy, as nvme-rdma does.  rdmaxfer_conn_stop()
  * marks the connection down, disconnects, waits for the ioctls that are
- * posting and drains: every operation in flight completes (flushed).
+ * posting and drains: every operation in flight completes (flushed; what
+ * the provider never returned, teardown completes: sq.c).
  * rdmaxfer_conn_destroy() then releases the windows (deregistering their
  * MRs: the keys die), forgets the peer's windows, destroys the cm_id, the
  * QP, the CQs and the control buffers and detaches from the device.  Both
@@ -136,197 +134,7 @@ module_param_cb(peer_timeout_ms, &rdmaxfer_peer_timeout_ops, &peer_timeout_ms, 0
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "a connection whose peer stops answering fails within this many ms (2000..3600000, default 10000; 0: no keepalive, rdma_cm's ACK timeout; for new connections)");
 
-/* --- credits and work-request budget -------------------------------------- */
-
-/*
- * Take @nrw rdma_rw contexts and from @lo to @hi send WRs, as many as are
- * free, under the rules of rdmaxfer_wr_take().  c_lock held.
- * Return: the send WRs taken, -EAGAIN (fewer than @lo), -ENOTCONN.
- */
-static int __rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 lo, u32 hi, u32 nrw,
-			      bool holding)
-{
-	u32 n;
-
-	lockdep_assert_held(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_DOWN)
-		return -ENOTCONN;
-	if (conn->c_reg_waits && hi && !holding)
-		return -EAGAIN;
-	n = min(hi, conn->c_wr_free);
-	if (n < lo || conn->c_rw_free < nrw)
-		return -EAGAIN;
-	conn->c_wr_free -= n;
-	conn->c_rw_free -= nrw;
-	return n;
-}
-
-/**
- * rdmaxfer_wr_take - take send-queue room if there is enough
- * @conn: the connection
- * @nwr: send WRs needed
- * @nrw: rdma_rw contexts needed
- * @holding: the caller holds send WRs it has not posted yet, and posts them
- *	once it has this room
- *
- * While a registration waits for an empty send queue (rdmaxfer_post_reg()),
- * no new send WRs are given out, except to a @holding caller: the send
- * queue cannot empty before it posts what it holds.
- *
- * Context: any context that may take a spinlock; does not sleep.
- * Return: 0 with the room taken, -EAGAIN (not enough), -ENOTCONN.
- */
-int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
-{
-	int ret;
-
-	spin_lock_bh(&conn->c_lock);
-	ret = __rdmaxfer_wr_take(conn, nwr, nwr, nrw, holding);
-	spin_unlock_bh(&conn->c_lock);
-	return ret < 0 ? ret : 0;
-}
-
-/**
- * rdmaxfer_wr_take_upto - take up to @nwr send WRs, as many as are free
- * @conn: the connection
- * @nwr: send WRs wanted
- *
- * For a caller that holds nothing yet (rdmaxfer_wr_take() with @holding
- * false): none while a registration waits.
- *
- * Context: any context that may take a spinlock; does not sleep.
- * Return: the number taken, 0 to @nwr.
- */
-u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr)
-{
-	int ret;
-
-	spin_lock_bh(&conn->c_lock);
-	ret = __rdmaxfer_wr_take(conn, 0, nwr, 0, false);
-	spin_unlock_bh(&conn->c_lock);
-	return max(ret, 0);
-}
-
-/**
- * rdmaxfer_wr_reserve - wait for room on the send queue
- * @conn: the connection
- * @nwr: send WRs needed
- * @nrw: rdma_rw contexts needed
- * @holding: as for rdmaxfer_wr_take()
- *
- * Context: process context, sleeps interruptibly.
- * Return: 0 with the room taken, -ENOTCONN, -EINTR.
- */
-int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding)
-{
-	int ret = -EAGAIN, err;
-
-	might_sleep();
-	err = wait_event_interruptible(conn->c_wait,
-				       (ret = rdmaxfer_wr_take(conn, nwr, nrw, holding)) !=
-				       -EAGAIN);
-	return err ? -EINTR : ret;
-}
-
-/* An empty send queue, for rdmaxfer_post_reg(); c_lock held. */
-static bool rdmaxfer_sq_empty(struct rdmaxfer_conn *conn)
-{
-	lockdep_assert_held(&conn->c_lock);
-	return conn->c_wr_free == conn->c_wr_max && !conn->c_ka_posted;
-}
-
-/* rdmaxfer_post_reg()'s wait: the send queue is empty or the connection down. */
-static bool rdmaxfer_reg_may_post(struct rdmaxfer_conn *conn)
-{
-	bool ret;
-
-	spin_lock_bh(&conn->c_lock);
-	ret = conn->c_state != RDMAXFER_CS_ESTABLISHED || rdmaxfer_sq_empty(conn);
-	spin_unlock_bh(&conn->c_lock);
-	return ret;
-}
-
-/**
- * rdmaxfer_post_reg - post registration work requests on an empty send queue
- * @conn: the connection
- * @wr: the chain of REG_MR work requests, its last one signaled
- * @nwr: their number (at most RDMAXFER_REG_BATCH)
- *
- * Waits until every work request posted before has completed, then posts
- * @wr and takes its room (given back by rdmaxfer_wr_release() when the
- * last one completes).  While it waits, SUBMIT gets no new send WRs
- * (rdmaxfer_wr_take(), but to a caller that holds some it has not posted
- * yet) and no control buffers for SEND data or WRITE_IMM notifications
- * (rdmaxfer_ctrl_get()), so that a busy connection empties, however long
- * the stream; control messages, echoes and probes still go (the peer's
- * progress may depend on them), and few.  A SEND waiting for a slot of
- * the peer holds its WR: a registration behind it waits for the peer too.
- *
- * Why: Soft-RoCE (every kernel up to 7.2 at least) executes a REG_MR as soon
- * as its requester reaches it, but retires work requests in order.  When an
- * operation posted before it is retried (an ACK timeout, a NAK, an RNR
- * NAK), the requester goes back to the oldest work request not retired and
- * executes all from there again: the REG_MR then finds its MR valid and
- * fails with IB_WC_LOC_QP_OP_ERR, which kills a healthy QP.  On an empty
- * send queue nothing before it can be retried, and its completion handler
- * retires it before anything posted after it.  On an adapter it costs the
- * wait for the operations in flight, which the registration's own
- * completion had to wait for anyway.
- *
- * Context: process context, sleeps interruptibly; the caller is between
- * rdmaxfer_conn_enter() and rdmaxfer_conn_exit().
- * Return: 0, -ENOTCONN, -EINTR, or the error of ib_post_send().
- */
-int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr)
-{
-	int ret;
-
-	might_sleep();
-	lockdep_assert_held_read(&conn->c_post_sem);
-	spin_lock_bh(&conn->c_lock);
-	conn->c_reg_waits++;
-	for (;;) {
-		if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
-			ret = -ENOTCONN;
-			break;
-		}
-		if (rdmaxfer_sq_empty(conn)) {
-			ret = ib_post_send(conn->c_qp, wr, NULL);
-			if (!ret)
-				conn->c_wr_free -= nwr;
-			break;
-		}
-		spin_unlock_bh(&conn->c_lock);
-		ret = wait_event_interruptible(conn->c_wait, rdmaxfer_reg_may_post(conn));
-		spin_lock_bh(&conn->c_lock);
-		if (ret) {
-			ret = -EINTR;
-			break;
-		}
-	}
-	conn->c_reg_waits--;
-	spin_unlock_bh(&conn->c_lock);
-	wake_up_all(&conn->c_wait);	/* SUBMITs held back */
-	return ret;
-}
-
-/**
- * rdmaxfer_wr_release - give send-queue room back
- * @conn: the connection
- * @nwr: send WRs
- * @nrw: rdma_rw contexts
- *
- * Context: any context that may take a spinlock.
- */
-void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
-{
-	spin_lock_bh(&conn->c_lock);
-	conn->c_wr_free += nwr;
-	conn->c_rw_free += nrw;
-	spin_unlock_bh(&conn->c_lock);
-	wake_up_all(&conn->c_wait);
-	rdmaxfer_echo_kick(conn);	/* an echo may wait for room */
-}
+/* --- posting from ioctls ---------------------------------------------------- */
 
 /**
  * rdmaxfer_conn_enter - start posting on a connection from an ioctl
@@ -707,6 +515,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_WORK(&conn->c_rx_work, rdmaxfer_rx_work);
 	conn->c_skip_cqe.done = rdmaxfer_skip_done;
 	INIT_LIST_HEAD(&conn->c_lmrs);
+	INIT_LIST_HEAD(&conn->c_sq_owed);
 	mutex_init(&conn->c_lmr_lock);
 	xa_init(&conn->c_peer_wins);
 	mutex_init(&conn->c_peer_win_lock);
@@ -933,6 +742,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	/* the completions handed to the receive work are handled too */
 	flush_work(&conn->c_rx_work);
 	rdmaxfer_sq_sweep(conn);
+	rdmaxfer_sq_flush_owed(conn);
 	rdmaxfer_held_slots_flush(conn);
 	return was_up;
 }

@@ -138,16 +138,15 @@ struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout
 	return ct ?: ERR_PTR(-ETIMEDOUT);
 }
 
-/**
- * rdmaxfer_ctrl_put - give a send buffer and its WR back
- * @conn: the connection
- * @ct: the buffer
- *
- * Context: any context that may take a spinlock.
+/*
+ * Give a send buffer and its WR back; @posted: from its completion (it is
+ * owed, see sq.c).  Any context that may take a spinlock.
  */
-void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
+static void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct, bool posted)
 {
 	spin_lock_bh(&conn->c_lock);
+	if (posted)
+		list_del(&ct->ct_cqe.owed);
 	list_add(&ct->ct_entry, &conn->c_free_sends);
 	conn->c_wr_free++;
 	spin_unlock_bh(&conn->c_lock);
@@ -164,7 +163,7 @@ void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	spin_lock_bh(&conn->c_lock);
 	conn->c_credits++;
 	spin_unlock_bh(&conn->c_lock);
-	rdmaxfer_ctrl_put(conn, ct);
+	rdmaxfer_ctrl_put(conn, ct, false);
 }
 
 static bool rdmaxfer_tx_fits(u32 cap, u32 len, bool data)
@@ -315,7 +314,7 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 		.lkey = conn->c_pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
-		.wr_cqe = &ct->ct_cqe,
+		.wr_cqe = &ct->ct_cqe.cqe,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IB_WR_SEND,
@@ -360,6 +359,7 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 	}
 	if (!ret) {
+		rdmaxfer_sq_owe(conn, &ct->ct_cqe);
 		conn->c_tx_seq++;
 		if (type == RDMAXFER_MSG_WANT) {
 			WRITE_ONCE(conn->c_want_due, false);
@@ -611,7 +611,7 @@ static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 		.lkey = conn->c_pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe = &ct->ct_cqe,
+		.wr_cqe = &ct->ct_cqe.cqe,
 		.sg_list = &sge,
 		.num_sge = 1,
 	};
@@ -647,13 +647,13 @@ int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, boo
 {
 	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_event.ev.bytes + hdr;
 	struct ib_recv_wr wr = {
-		.wr_cqe = &req->r_atomic_cqe,
+		.wr_cqe = &req->r_cqe.cqe,
 		.sg_list = req->r_sge + !hdr,
 		.num_sge = req->r_nsge + !!hdr,
 	};
 	int ret = -ENOTCONN;
 
-	req->r_atomic_cqe.done = rdmaxfer_slot_done;
+	req->r_cqe.cqe.done = rdmaxfer_slot_done;
 	spin_lock_bh(&conn->c_lock);
 	if (hdr)
 		rdmaxfer_hdr_rx_post(conn, req);
@@ -683,7 +683,7 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	struct ib_sge sge[1 + RDMAXFER_MAX_MSG_SGES];
 	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_echo_len + hdr;
 	struct ib_send_wr wr = {
-		.wr_cqe = &req->r_atomic_cqe,
+		.wr_cqe = &req->r_cqe.cqe,
 		.sg_list = sge + !hdr,
 		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
 		.send_flags = IB_SEND_SIGNALED,
@@ -714,10 +714,11 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	if (!ret) {
 		if (hdr)
 			rdmaxfer_hdr_tx(conn, &sge[0], req->r_echo_imm);
-		req->r_atomic_cqe.done = rdmaxfer_echo_done;
+		req->r_cqe.cqe.done = rdmaxfer_echo_done;
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 	}
 	if (!ret) {
+		rdmaxfer_sq_owe(conn, &req->r_cqe);
 		conn->c_tx_seq++;
 	} else {
 		conn->c_credits++;
@@ -764,11 +765,11 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
  */
 static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
 
 	rdmaxfer_conn_wc_failed(conn, wc);
-	rdmaxfer_wr_release(conn, 1, 0);
+	rdmaxfer_sq_paid(conn, &req->r_cqe, 1);
 	if (wc->status != IB_WC_SUCCESS)
 		rdmaxfer_req_wc(req, wc->status);
 	else if (rdmaxfer_slot_post(conn, req, false))
@@ -1267,7 +1268,7 @@ static void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc 
 /* Context: receive CQ completion handler (softirq). */
 static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
+	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe.cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
 	const void *flow = NULL;
 	bool now;
@@ -1292,7 +1293,7 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 /* Context: receive CQ completion handler (softirq). */
 static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 {
-	struct rdmaxfer_req *req = container_of(cqe->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_req *req = container_of(cqe->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
 	struct rdmaxfer_conn *conn = req->r_conn;
 	u64 copy[RDMAXFER_MIN_SLOT / sizeof(u64)];
 	struct ib_wc w = *cqe, *wc = &w;
@@ -1371,13 +1372,13 @@ void rdmaxfer_rx_work(struct work_struct *work)
 
 static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe);
+	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe.cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
 	struct rdmaxfer_req *req = ct->ct_req;
 
 	ct->ct_req = NULL;
 	rdmaxfer_conn_wc_failed(conn, wc);
-	rdmaxfer_ctrl_put(conn, ct);
+	rdmaxfer_ctrl_put(conn, ct, true);
 	if (req)
 		rdmaxfer_req_wc(req, wc->status);
 	rdmaxfer_maybe_send_credits(conn);
@@ -1400,7 +1401,7 @@ static int rdmaxfer_ctrl_init(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 		ct->ct_buf = NULL;
 		return -ENOMEM;
 	}
-	ct->ct_cqe.done = dir == DMA_TO_DEVICE ? rdmaxfer_send_done : rdmaxfer_recv_done;
+	ct->ct_cqe.cqe.done = dir == DMA_TO_DEVICE ? rdmaxfer_send_done : rdmaxfer_recv_done;
 	return 0;
 }
 

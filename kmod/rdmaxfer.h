@@ -8,8 +8,9 @@
  * event queue (REAP); cm.c speaks rdma_cm (LISTEN, ACCEPT, CONNECT, CLOSE,
  * QUERY_CONN), mem.c registers buffers and windows, xfer.c issues
  * operations and completes them; below them ctrl.c is the control channel
- * (credits, the peer's messages, RECV) and conn.c a connection's queue pair
- * (setup, send-queue budget, fail, stop and destroy); device.c follows RDMA
+ * (credits, the peer's messages, RECV), conn.c a connection's queue pair
+ * (setup, fail, stop and destroy) and sq.c its send queue's room and owed
+ * completions; device.c follows RDMA
  * devices through an ib_client.  Only uapi/linux/rdmaxfer.h is visible to
  * userspace; proto.h is the wire.
  *
@@ -416,9 +417,20 @@ struct rdmaxfer_rx_wc {
 };
 
 /**
+ * struct rdmaxfer_cqe - the completion of a work request we wait for
+ * @cqe: its handler
+ * @owed: a signaled send WR whose completion gives something back: on
+ *	rdmaxfer_conn.c_sq_owed from its posting to its completion (sq.c)
+ */
+struct rdmaxfer_cqe {
+	struct ib_cqe		cqe;
+	struct list_head	owed;
+};
+
+/**
  * struct rdmaxfer_ctrl - a control buffer (one SEND or one RECV)
  * @ct_conn: its connection
- * @ct_cqe: completion handler
+ * @ct_cqe: its completion (sends: owed, see sq.c)
  * @ct_entry: on the free list (sends)
  * @ct_buf: RDMAXFER_CTRL_SIZE bytes
  * @ct_dma: @ct_buf mapped on the device
@@ -427,7 +439,7 @@ struct rdmaxfer_rx_wc {
  */
 struct rdmaxfer_ctrl {
 	struct rdmaxfer_conn	*ct_conn;
-	struct ib_cqe		ct_cqe;
+	struct rdmaxfer_cqe	ct_cqe;
 	struct list_head	ct_entry;
 	void			*ct_buf;
 	u64			ct_dma;
@@ -527,6 +539,8 @@ struct rdmaxfer_msg {
  * @c_rw_free: rdma_rw contexts we may still use
  * @c_sq_pieces: posted operation pieces in send-queue order, until their
  *	completion (or a later one on the same queue) is handled
+ * @c_sq_owed: other signaled send WRs whose completion gives something
+ *	back (struct rdmaxfer_cqe), from posting to completion (sq.c)
  * @c_err_cqe: cqe of unsignaled WRs that need no completion of their own
  *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
  *	an error reaches it, and fails the connection
@@ -641,6 +655,7 @@ struct rdmaxfer_conn {
 	u32				c_reg_waits;
 	u32				c_rw_free;
 	struct list_head		c_sq_pieces;
+	struct list_head		c_sq_owed;
 	struct ib_cqe			c_err_cqe;
 	bool				c_ka_posted;
 	u8				c_ka_waits;
@@ -767,7 +782,8 @@ struct rdmaxfer_piece {
  * @r_atomic: atomics: 8-byte result buffer, and its DMA address
  * @r_atomic_dma: DMA address of @r_atomic
  * @r_atomic_dev: atomics: the device @r_atomic is mapped on (reference)
- * @r_atomic_cqe: atomics, SEND into a slot, RECV: completion
+ * @r_cqe: the completion of its one WR: atomics, SEND into a slot and
+ *	echoes (owed, see sq.c), RECV
  * @r_held_entry: RECV: on rdmaxfer_conn.c_held_slots, or (echo slots) on
  *	c_echo_wait
  * @r_echo: RECV: an echo slot (RDMAXFER_RECV_ECHO)
@@ -803,7 +819,7 @@ struct rdmaxfer_req {
 	u64			*r_atomic;
 	u64			r_atomic_dma;
 	struct rdmaxfer_device	*r_atomic_dev;
-	struct ib_cqe		r_atomic_cqe;
+	struct rdmaxfer_cqe	r_cqe;
 	struct list_head	r_held_entry;
 	bool			r_echo;
 	u32			r_echo_len;
@@ -879,7 +895,6 @@ struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout
 					u32 reserve, bool user);
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		       enum rdmaxfer_msg_type type, u32 length);
-void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
@@ -918,11 +933,6 @@ void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
-int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);
-u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr);
-int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);
-int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr);
-void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_fault_init(void);
 void rdmaxfer_fault_exit(void);
@@ -934,6 +944,16 @@ static inline bool rdmaxfer_cm_fault(void)
 	return false;
 }
 #endif
+
+/* sq.c */
+int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);
+u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr);
+int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);
+int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr);
+void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
+void rdmaxfer_sq_owe(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe);
+void rdmaxfer_sq_paid(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe, u32 nwr);
+void rdmaxfer_sq_flush_owed(struct rdmaxfer_conn *conn);
 
 /* mem.c */
 int rdmaxfer_ioctl_reg_buf(struct rdmaxfer_file *rf, void *arg);

@@ -328,8 +328,9 @@ static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
  * After ib_drain_qp() every piece has had its completion, except after an
  * ib_post_send() that failed midway through a chain: the piece it broke
  * off in, and the (unsignaled) pieces posted before it, had no signaled WR
- * after them.  They complete as flushed; the earlier ones may in fact
- * have been carried out (reporting a failure is the safe side).
+ * after them; and on a provider that does not flush every WR (sq.c,
+ * "Owed completions").  They complete as flushed; the earlier ones may in
+ * fact have been carried out (reporting a failure is the safe side).
  *
  * Context: process context, teardown.
  */
@@ -347,10 +348,10 @@ void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn)
 
 static void rdmaxfer_atomic_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
 
 	rdmaxfer_conn_wc_failed(req->r_conn, wc);
-	rdmaxfer_wr_release(req->r_conn, 1, 0);
+	rdmaxfer_sq_paid(req->r_conn, &req->r_cqe, 1);
 	rdmaxfer_req_wc(req, wc->status);
 }
 
@@ -548,9 +549,9 @@ static int rdmaxfer_req_atomic_init(struct rdmaxfer_req *req, const struct rdmax
 	req->r_atomic = kzalloc_obj(u64, GFP_KERNEL_ACCOUNT);
 	if (!req->r_atomic)
 		return -ENOMEM;
-	req->r_atomic_cqe.done = rdmaxfer_atomic_done;
+	req->r_cqe.cqe.done = rdmaxfer_atomic_done;
 	atomic_set(&req->r_pending, 1);
-	wr->wr.wr_cqe = &req->r_atomic_cqe;
+	wr->wr.wr_cqe = &req->r_cqe.cqe;
 	wr->wr.sg_list = &req->r_atomic_sge;
 	wr->wr.num_sge = 1;
 	wr->wr.opcode = op->opcode == RDMAXFER_OP_CAS ? IB_WR_ATOMIC_CMP_AND_SWP :
@@ -690,10 +691,10 @@ void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len)
 
 static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_atomic_cqe);
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
 
 	rdmaxfer_conn_wc_failed(req->r_conn, wc);
-	rdmaxfer_wr_release(req->r_conn, 1, 0);
+	rdmaxfer_sq_paid(req->r_conn, &req->r_cqe, 1);
 	rdmaxfer_req_wc(req, wc->status);
 }
 
@@ -708,14 +709,14 @@ static void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
 	bool hdr = rdmaxfer_hdr_len(req->r_conn);
 
 	*wr = (struct ib_send_wr) {
-		.wr_cqe = &req->r_atomic_cqe,
+		.wr_cqe = &req->r_cqe.cqe,
 		.sg_list = req->r_sge + !hdr,
 		.num_sge = req->r_nsge + hdr,
 		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
 		.send_flags = IB_SEND_SIGNALED,
 		.ex.imm_data = hdr ? 0 : cpu_to_be32(req->r_event.ev.imm_data),
 	};
-	req->r_atomic_cqe.done = rdmaxfer_send_zc_done;
+	req->r_cqe.cqe.done = rdmaxfer_send_zc_done;
 	atomic_set(&req->r_pending, 1);
 }
 
@@ -744,10 +745,12 @@ static int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr
 			rdmaxfer_hdr_tx(conn, &req->r_sge[0], req->r_event.ev.imm_data);
 		if (!ret)
 			ret = ib_post_send(conn->c_qp, wr, NULL);
-		if (!ret)
+		if (!ret) {
+			rdmaxfer_sq_owe(conn, &req->r_cqe);
 			conn->c_tx_seq++;
-		else
+		} else {
 			conn->c_credits++;
+		}
 		if (!ret && trace)
 			trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	}
@@ -871,6 +874,8 @@ static int rdmaxfer_atomic_post(struct rdmaxfer_req *req, bool trace)
 		ret = -ENOTCONN;
 	else
 		ret = ib_post_send(conn->c_qp, &req->r_atomic_wr.wr, NULL);
+	if (!ret)
+		rdmaxfer_sq_owe(conn, &req->r_cqe);
 	if (!ret && trace)
 		trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	spin_unlock_bh(&conn->c_lock);
