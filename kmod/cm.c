@@ -4,9 +4,13 @@
  * ioctls LISTEN, ACCEPT, CONNECT, CLOSE and QUERY_CONN.
  *
  * Connection setup.  The client (CONNECT) resolves the address and the
- * route, creates the QP when the route is known and connects with a
- * struct rdmaxfer_cm_hello in the private data; the ioctl waits for the
- * outcome.  A listener's CONNECT_REQUEST handler checks the peer's hello
+ * route and creates the QP in rdma_cm's handlers; then the ioctl's own
+ * task sends the connect request with a struct rdmaxfer_cm_hello in the
+ * private data (under the id's handler lock, as a handler would) and
+ * waits for the outcome.  That task, not a kernel worker, is where an
+ * iWARP device makes the connection's TCP socket (siw: sock_create() in
+ * rdma_connect(), in the network namespace of the current task), so a
+ * client in a namespace connects from it.  A listener's CONNECT_REQUEST handler checks the peer's hello
  * (wrong magic, version or parameters: rejected with a reason the client
  * reports), creates the QP and accepts at once; the connection waits in the
  * listener's queue until ACCEPT hands it out.  A connection's id is
@@ -206,6 +210,7 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 		rdmaxfer_conn_came_up(conn);
 	}
 	spin_unlock_bh(&conn->c_lock);
+	complete_all(&conn->c_route);
 	complete_all(&conn->c_established);
 }
 
@@ -232,20 +237,51 @@ static void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *i
 	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.dst_addr, &conn->c_peer);
 }
 
-/* Client: the route is known; create the QP and send the connect request. */
+/* Client: the route is known; create the QP (CONNECT's task connects). */
 static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 {
-	struct rdmaxfer_cm_hello_ext hello;
-	struct rdma_conn_param param;
 	int ret;
 
 	ret = rdmaxfer_conn_setup(conn, id);
 	if (ret)
 		return ret;
 	rdmaxfer_conn_addrs(conn, id);
-	rdmaxfer_conn_params(conn, &param, &hello);
 	rdmaxfer_ka_init(conn, id);
-	return rdmaxfer_cm_fault() ? -ENOMEM : rdma_connect_locked(id, &param);
+	conn->c_routed = true;
+	complete_all(&conn->c_route);
+	return 0;
+}
+
+/*
+ * Client, from CONNECT's task once the QP is made: send the connect
+ * request, under the id's handler lock (so no CM event of the id runs
+ * meanwhile, as if this were the ROUTE_RESOLVED handler) and the teardown
+ * lock (a removed device's teardown would destroy the id).  A failure
+ * since (an error event, a removed device) is in c_error.
+ */
+static int rdmaxfer_cm_connect_routed(struct rdmaxfer_conn *conn)
+{
+	struct rdmaxfer_cm_hello_ext hello;
+	struct rdma_conn_param param;
+	int ret = -ENOTCONN;
+
+	might_sleep();
+	mutex_lock(&conn->c_teardown_lock);
+	if (!conn->c_torn_down && conn->c_id) {
+		rdma_lock_handler(conn->c_id);
+		ret = READ_ONCE(conn->c_error);
+		if (!ret) {
+			rdmaxfer_conn_params(conn, &param, &hello);
+			ret = rdmaxfer_cm_fault() ? -ENOMEM :
+			      rdma_connect_locked(conn->c_id, &param);
+		}
+		/* iWARP: the TCP connection is made in rdma_connect(), refused there */
+		if (ret == -ECONNREFUSED)
+			conn->c_reject_reason = RDMAXFER_REJECT_UNKNOWN;
+		rdma_unlock_handler(conn->c_id);
+	}
+	mutex_unlock(&conn->c_teardown_lock);
+	return ret;
 }
 
 /* Client: the server accepted; check its hello. */
@@ -344,10 +380,8 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 			rdmaxfer_connect_done(conn, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		/* CONNECT's task goes on (rdmaxfer_cm_connect_routed()) */
 		ret = rdmaxfer_cm_route_resolved(conn, id);
-		/* iWARP: the TCP connection is made in rdma_connect(), refused there */
-		if (ret == -ECONNREFUSED)
-			conn->c_reject_reason = RDMAXFER_REJECT_UNKNOWN;
 		if (ret)
 			rdmaxfer_connect_done(conn, ret);
 		break;
@@ -829,7 +863,7 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	struct sockaddr_storage ss;
 	struct rdmaxfer_conn *conn;
 	struct rdma_cm_id *id;
-	unsigned long tmo;
+	unsigned long tmo, deadline;
 	long left;
 	int ret;
 
@@ -842,6 +876,7 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 		return -EINVAL;
 	tmo = cmd->timeout_ns > 0 ? max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
 	      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS);
+	deadline = jiffies + tmo;
 
 	conn = rdmaxfer_conn_alloc(rf);
 	if (!conn)
@@ -866,7 +901,14 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	if (ret)
 		goto fail;
 
-	left = wait_for_completion_interruptible_timeout(&conn->c_established, tmo);
+	left = wait_for_completion_interruptible_timeout(&conn->c_route, tmo);
+	if (left > 0 && conn->c_routed) {
+		ret = rdmaxfer_cm_connect_routed(conn);
+		if (ret)
+			rdmaxfer_connect_done(conn, ret);
+		left = wait_for_completion_interruptible_timeout(&conn->c_established,
+			time_after(deadline, jiffies) ? deadline - jiffies : 0);
+	}
 	spin_lock_bh(&conn->c_lock);
 	if (left < 0)
 		ret = -EINTR;

@@ -520,6 +520,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	xa_init(&conn->c_peer_wins);
 	mutex_init(&conn->c_peer_win_lock);
 	init_waitqueue_head(&conn->c_wait);
+	init_completion(&conn->c_route);
 	init_completion(&conn->c_established);
 	mutex_init(&conn->c_teardown_lock);
 	init_rwsem(&conn->c_post_sem);
@@ -725,6 +726,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	spin_unlock_bh(&conn->c_lock);
 	trace_rdmaxfer_conn_down(conn, was_up, error);
 	wake_up_all(&conn->c_wait);
+	complete_all(&conn->c_route);
 	complete_all(&conn->c_established);
 	cancel_delayed_work_sync(&conn->c_ka_work);	/* down: it no longer re-arms */
 

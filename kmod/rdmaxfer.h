@@ -26,6 +26,8 @@
  * Documentation/architecture.md point here.  Outer to inner:
  *
  *   c_teardown_lock (mutex, per connection: teardown, QUERY_CONN)
+ *     > a cm_id's handler lock (CONNECT takes it with rdma_lock_handler()
+ *       to send the connect request, as rdma_destroy_id() does in teardown)
  *     > c_post_sem (rwsem: ioctls that post hold it for read, teardown
  *       takes it for write once)
  *       > rf_lock (mutex, per file: id table changes; also taken under
@@ -563,6 +565,10 @@ struct rdmaxfer_msg {
  * @c_peer_wins: the peer's windows, by the peer's id (under @c_peer_win_lock)
  * @c_peer_win_lock: protects @c_peer_wins against SUBMIT reading it
  * @c_wait: senders waiting for credits, send buffers or WRs
+ * @c_route: client: completed when the QP is made (@c_routed) or the
+ *	connect attempt ended
+ * @c_routed: client: the route is known and the QP made; CONNECT's task
+ *	sends the connect request
  * @c_established: completed when a connect attempt ends (either way)
  * @c_reject_reason: RDMAXFER_REJECT_* from the peer's refusal
  * @c_teardown_lock: serialises rdmaxfer_conn_teardown()
@@ -671,6 +677,8 @@ struct rdmaxfer_conn {
 	struct mutex			c_peer_win_lock;	/* c_peer_wins */
 	wait_queue_head_t		c_wait;
 
+	struct completion		c_route;
+	bool				c_routed;
 	struct completion		c_established;
 	u32				c_reject_reason;
 	struct mutex			c_teardown_lock; /* teardown */
