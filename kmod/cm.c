@@ -10,7 +10,20 @@
  * waits for the outcome.  That task, not a kernel worker, is where an
  * iWARP device makes the connection's TCP socket (siw: sock_create() in
  * rdma_connect(), in the network namespace of the current task), so a
- * client in a namespace connects from it.  A listener's CONNECT_REQUEST handler checks the peer's hello
+ * client in a namespace connects from it.
+ *
+ * The first message on iWARP.  MPA (RFC 5044), without the ready-to-
+ * receive exchange of its enhanced connection setup (RFC 6581, which siw
+ * does not do), lets the passive side send nothing before the active
+ * side's first frame: the client's device must read the MPA reply before
+ * any frame behind it, and siw fails a connect whose reply has more data
+ * behind it in the socket (CONNECT_ERROR, -EINVAL).  So on iWARP the
+ * client sends a CREDIT message as soon as it is established
+ * (c_first_due), and a listener's connection, though up, is handed to
+ * ACCEPT only once a message of the client's has come (c_await_first,
+ * c_up_work): before ACCEPT nothing else sends on it but keepalive
+ * probes, which wait for that message too, and fail the connection after
+ * two ticks without it.  A listener's CONNECT_REQUEST handler checks the peer's hello
  * (wrong magic, version or parameters: rejected with a reason the client
  * reports), creates the QP and accepts at once; the connection waits in the
  * listener's queue until ACCEPT hands it out.  A connection's id is
@@ -300,29 +313,23 @@ static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 		trace_rdmaxfer_conn_up(conn, false);
 	}
 	rdmaxfer_connect_done(conn, ret);
+	/* iWARP: we send first ("The first message on iWARP" above) */
+	if (!ret && conn->c_iwarp) {
+		WRITE_ONCE(conn->c_first_due, true);
+		rdmaxfer_maybe_send_credits(conn);
+	}
 }
 
-/* Server: the client confirmed; queue the connection for ACCEPT. */
-static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
-					   struct rdmaxfer_listener *l)
+/*
+ * Server: the connection is up and the client has been heard (on iWARP);
+ * publish it and queue it for ACCEPT.  Process context: the ESTABLISHED
+ * handler, or c_up_work.
+ */
+static void rdmaxfer_cm_hand_out(struct rdmaxfer_conn *conn, struct rdmaxfer_listener *l)
 {
 	struct rdmaxfer_file *rf = conn->c_obj.file;
-	bool queued = false, up = false;
+	bool queued = false;
 
-	/*
-	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
-	 * find the connection established (it found it CONNECTING, ENOTCONN,
-	 * when ACCEPT won the race with the lines below).
-	 */
-	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
-		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
-		rdmaxfer_conn_came_up(conn);
-		up = true;
-	}
-	spin_unlock_bh(&conn->c_lock);
-	if (up)
-		trace_rdmaxfer_conn_up(conn, true);
 	/*
 	 * Complete now: the id names it (CLOSE may find it).  If the listener
 	 * is closing, its teardown (waiting in rdma_destroy_id() for this
@@ -343,6 +350,53 @@ static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
 	}
 	rdmaxfer_count(rf, RDMAXFER_C_CONNS, 1);
 	rdmaxfer_queue_event_always(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, conn->c_obj.id);
+}
+
+/* Server: the client confirmed; queue the connection for ACCEPT. */
+static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
+					   struct rdmaxfer_listener *l)
+{
+	bool up = false, wait = false;
+
+	/*
+	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
+	 * find the connection established (it found it CONNECTING, ENOTCONN,
+	 * when ACCEPT won the race with the lines below).
+	 */
+	spin_lock_bh(&conn->c_lock);
+	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
+		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
+		rdmaxfer_conn_came_up(conn);
+		up = true;
+		/* iWARP: not before the client's first message (ctrl.c) */
+		wait = conn->c_iwarp && !conn->c_peer_spoke;
+		conn->c_await_first = wait;
+	}
+	spin_unlock_bh(&conn->c_lock);
+	if (up)
+		trace_rdmaxfer_conn_up(conn, true);
+	if (!wait)
+		rdmaxfer_cm_hand_out(conn, l);
+}
+
+/**
+ * rdmaxfer_cm_up_work - hand out a listener's iWARP connection once heard
+ * @work: the connection's c_up_work, queued by the receive handler of the
+ *	client's first message
+ *
+ * Context: process context (rdmaxfer_wq); teardown cancels it after the
+ * drain, so the connection and its listener reference are alive.
+ */
+void rdmaxfer_cm_up_work(struct work_struct *work)
+{
+	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_up_work);
+	struct rdmaxfer_listener *l;
+
+	spin_lock_bh(&conn->c_lock);
+	l = conn->c_state == RDMAXFER_CS_ESTABLISHED ? conn->c_listener : NULL;
+	spin_unlock_bh(&conn->c_lock);
+	if (l)
+		rdmaxfer_cm_hand_out(conn, l);
 }
 
 static u32 rdmaxfer_reject_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -906,8 +960,8 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 		ret = rdmaxfer_cm_connect_routed(conn);
 		if (ret)
 			rdmaxfer_connect_done(conn, ret);
-		left = wait_for_completion_interruptible_timeout(&conn->c_established,
-			time_after(deadline, jiffies) ? deadline - jiffies : 0);
+		tmo = time_after(deadline, jiffies) ? deadline - jiffies : 0;
+		left = wait_for_completion_interruptible_timeout(&conn->c_established, tmo);
 	}
 	spin_lock_bh(&conn->c_lock);
 	if (left < 0)

@@ -352,7 +352,10 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
-		if (!conn->c_ka_posted) {
+		if (conn->c_await_first) {
+			/* iWARP listener: the client sends first (cm.c) */
+			stuck = ++conn->c_ka_waits >= 2;
+		} else if (!conn->c_ka_posted) {
 			ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
 			conn->c_ka_posted = !ret;
 			conn->c_ka_waits = 0;
@@ -525,6 +528,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	mutex_init(&conn->c_teardown_lock);
 	init_rwsem(&conn->c_post_sem);
 	INIT_WORK(&conn->c_down_work, rdmaxfer_conn_down_work);
+	INIT_WORK(&conn->c_up_work, rdmaxfer_cm_up_work);
 	INIT_DELAYED_WORK(&conn->c_ka_work, rdmaxfer_ka_work);
 	conn->c_ka_cqe.done = rdmaxfer_ka_done;
 	return conn;
@@ -743,6 +747,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 		ib_drain_qp(conn->c_qp);
 	/* the completions handed to the receive work are handled too */
 	flush_work(&conn->c_rx_work);
+	cancel_work_sync(&conn->c_up_work);	/* queued by a receive */
 	rdmaxfer_sq_sweep(conn);
 	rdmaxfer_sq_flush_owed(conn);
 	rdmaxfer_held_slots_flush(conn);

@@ -360,6 +360,7 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	}
 	if (!ret) {
 		rdmaxfer_sq_owe(conn, &ct->ct_cqe);
+		WRITE_ONCE(conn->c_first_due, false);
 		conn->c_tx_seq++;
 		if (type == RDMAXFER_MSG_WANT) {
 			WRITE_ONCE(conn->c_want_due, false);
@@ -546,7 +547,7 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	if (!list_empty(&conn->c_spare_recvs))
 		rdmaxfer_spares_refill(conn);
 	if (!READ_ONCE(conn->c_peer_wants) && !READ_ONCE(conn->c_want_due) &&
-	    !rdmaxfer_credits_due(conn))
+	    !READ_ONCE(conn->c_first_due) && !rdmaxfer_credits_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
@@ -555,7 +556,7 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_credits && conn->c_wr_free &&
 	    !list_empty(&conn->c_free_sends) &&
 	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
-	     rdmaxfer_want_due(conn))) {
+	     rdmaxfer_want_due(conn) || conn->c_first_due)) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
 		conn->c_credits--;
@@ -1271,7 +1272,7 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe.cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
 	const void *flow = NULL;
-	bool now;
+	bool now, first = false;
 
 	if (rdmaxfer_rx_small_msg(wc)) {
 		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, wc->byte_len,
@@ -1282,10 +1283,18 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&conn->c_lock);
 	conn->c_rx_ctrl_posted--;
 	conn->c_rx_done++;
+	if (wc->status == IB_WC_SUCCESS && !conn->c_peer_spoke) {
+		conn->c_peer_spoke = true;
+		first = conn->c_await_first;
+		conn->c_await_first = false;
+		conn->c_ka_waits = 0;
+	}
 	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &ct->ct_rx, wc, false);
 	spin_unlock_bh(&conn->c_lock);
+	if (first)	/* iWARP: the client has sent first (cm.c) */
+		queue_work(rdmaxfer_wq, &conn->c_up_work);
 	if (now)
 		rdmaxfer_recv_handle(conn, ct, wc, flow);
 }

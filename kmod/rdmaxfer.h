@@ -555,6 +555,12 @@ struct rdmaxfer_msg {
  *	peer broke the QP early): it fails as it comes up
  * @c_broke: the QP went to error by itself (rdmaxfer_conn_flushed()):
  *	teardown takes the reason a completion gave, else -EIO
+ * @c_first_due: iWARP client: our first message is owed (see cm.c, "The
+ *	first message on iWARP")
+ * @c_peer_spoke: a message of the peer's has come (c_lock)
+ * @c_await_first: iWARP listener: up, but handed to ACCEPT only when the
+ *	client's first message comes (c_lock)
+ * @c_up_work: hands such a connection out (rdmaxfer_cm_up_work())
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
  * @c_msgs: received messages not yet RECV'd
@@ -668,6 +674,10 @@ struct rdmaxfer_conn {
 	bool				c_ka_strict;
 	bool				c_flushed;
 	bool				c_broke;
+	bool				c_first_due;
+	bool				c_peer_spoke;
+	bool				c_await_first;
+	struct work_struct		c_up_work;
 	bool				c_iwarp;
 	struct list_head		c_msgs;
 	u32				c_nmsgs;
@@ -939,6 +949,7 @@ void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
+void rdmaxfer_cm_up_work(struct work_struct *work);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
 void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);

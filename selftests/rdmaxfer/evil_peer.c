@@ -71,6 +71,11 @@
  *                      server's keepalive must find out and disconnect
  *                      within MS ms (its peer_timeout_ms).  Prints the time
  *                      it took.  Exit 0 so, 1 not (or later), 2 setup.
+ *   silent MS          (iWARP) connects and never sends its first message
+ *                      (protocol.md, "The first message on iWARP"): the
+ *                      server must send nothing to it and drop it within
+ *                      MS ms.  Exit 0 so, 1 it sent something or did not
+ *                      drop it, 2 setup.
  *   mutewin SECS       advertises one window of its own (id 1, 4 KiB, READ),
  *                      then goes mute as above and prints "mute": the
  *                      server's READs from that window are never answered,
@@ -208,7 +213,7 @@ struct peer {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
-	uint8_t *buf;			/* NRECV receive buffers, then one send buffer */
+	uint8_t *buf;			/* NRECV receive buffers, a send buffer, the first message's */
 	unsigned int peer_recvs;	/* the server's receive buffers: our credits */
 	bool qp;
 	bool connected;
@@ -217,6 +222,7 @@ struct peer {
 #define SEND_BUF(pr)	((pr)->buf + (size_t)NRECV * CTRL_SIZE)
 #define WR_SEND		NRECV		/* wr_id of the send; receives are 0..NRECV-1 */
 #define WR_READ		(NRECV + 1)	/* wr_id of an RDMA READ */
+#define WR_FIRST	(NRECV + 2)	/* wr_id of the first message on iWARP */
 
 /* a window the server advertised */
 struct rwin {
@@ -404,12 +410,12 @@ static int make_qp(struct peer *pr)
 		return -1;
 	}
 	pr->qp = true;
-	pr->buf = calloc(NRECV + 1, CTRL_SIZE);
+	pr->buf = calloc(NRECV + 2, CTRL_SIZE);
 	if (!pr->buf) {
 		msg("out of memory");
 		return -1;
 	}
-	pr->mr = ibv_reg_mr(pr->pd, pr->buf, (size_t)(NRECV + 1) * CTRL_SIZE,
+	pr->mr = ibv_reg_mr(pr->pd, pr->buf, (size_t)(NRECV + 2) * CTRL_SIZE,
 			    IBV_ACCESS_LOCAL_WRITE);
 	if (!pr->mr) {
 		msg("ibv_reg_mr: %s", strerror(errno));
@@ -421,6 +427,42 @@ static int make_qp(struct peer *pr)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * On iWARP the client sends first (protocol.md, "The first message on
+ * iWARP"): an empty CREDIT message, before the server sends anything.  It
+ * takes one of our credits (the server announces its buffer again in a
+ * later header: server_window_parse()); its completion (WR_FIRST) is
+ * passed over by the pollers.
+ */
+static int first_message(struct peer *pr)
+{
+	uint8_t *m = pr->buf + (size_t)NRECV * CTRL_SIZE + CTRL_SIZE;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)m,
+		.length = RX_HDR_LEN,
+		.lkey = pr->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_FIRST,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (pr->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP ||
+	    !strcmp(mode, "silent"))
+		return 0;
+	memset(m, 0, RX_HDR_LEN);
+	put16(m, RX_MSG_CREDIT);
+	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+		msg("ibv_post_send (the first message): failed");
+		return -1;
+	}
+	pr->peer_recvs--;
 	return 0;
 }
 
@@ -464,7 +506,7 @@ static int hello_connect(struct peer *pr)
 		return -1;
 	}
 	pr->peer_recvs = get16(reply + 6);
-	return 0;
+	return first_message(pr);
 }
 
 static int setup(struct peer *pr, const char *addr, const char *port)
@@ -499,6 +541,8 @@ static uint32_t server_window_parse(struct peer *pr, struct rwin *rw)
 		    wc.byte_len >= 2 ? get16(m) : 0, wc.byte_len);
 		return 0;
 	}
+	/* credits it returns: the buffer of our first message on iWARP */
+	pr->peer_recvs += get16(m + 2);
 	p = m + RX_HDR_LEN;
 	if (rw) {
 		n = get32(p + 16);
@@ -819,7 +863,8 @@ static int flood(struct peer *pr, const char *kind, int secs)
 	/*
 	 * The ADVERT's buffer is not reposted and its credit never owed: the
 	 * server keeps at most NRECV - 1 messages in flight to our NRECV - 1
-	 * posted buffers.  It had nothing of ours before, so it returned none.
+	 * posted buffers.  What it returned in the ADVERT (our first message's
+	 * buffer, on iWARP) is in peer_recvs.
 	 */
 	credits = (int)pr->peer_recvs;
 	while (now_ms() < end && !stop_early) {
@@ -1186,6 +1231,29 @@ static int wait_disconnect(struct peer *pr)
 	return wait_disconnect_ms(pr, STEP_TIMEOUT_MS);
 }
 
+/* Mode silent: see the top of the file. */
+static int silent(struct peer *pr, int bound_ms)
+{
+	int64_t t0 = now_ms();
+	struct ibv_wc wc;
+	int n;
+
+	while (now_ms() - t0 < bound_ms) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n > 0 && wc.status == IBV_WC_SUCCESS && wc.wr_id < NRECV) {
+			msg("the server sent a message (%u bytes) before ours", wc.byte_len);
+			return EXIT_GAVE_AWAY;
+		}
+		if (disconnected(pr, 10)) {
+			msg("dropped after %" PRId64 " ms without a message from either side",
+			    now_ms() - t0);
+			return EXIT_GOOD;
+		}
+	}
+	msg("still connected after %d ms of silence", bound_ms);
+	return EXIT_GAVE_AWAY;
+}
+
 /* Mode mute: see the top of the file. */
 static int mute(struct peer *pr, int bound_ms)
 {
@@ -1280,7 +1348,7 @@ int main(int argc, char **argv)
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
 		{ "runs", 0 }, { "want", 0 }, { "valid", 0 }, { "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
-		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { NULL, 0 },
+		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct peer pr = { 0 }, pr2 = { 0 };
@@ -1296,6 +1364,7 @@ int main(int argc, char **argv)
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
+			"       evil_peer ADDR PORT silent MS\n"
 			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
 			"       evil_peer ADDR PORT conns N SECS\n");
 		return EXIT_SETUP;
@@ -1328,6 +1397,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "mutewin")) {
 		ret = mute_window(&pr, atoi(argv[4]));
+		goto out;
+	}
+	if (!strcmp(mode, "silent")) {
+		ret = silent(&pr, atoi(argv[4]));
 		goto out;
 	}
 	if (!strcmp(mode, "flood")) {

@@ -77,7 +77,7 @@ kmsg_mark
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2 + 1))
+ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -191,6 +191,23 @@ if [ -w "$PARAM" ]; then
 else
 	ktap_skip "mute_peer_dropped_within_bound" "no $PARAM (a module without keepalive)"
 	ktap_skip "server_unaffected_by_mute_peer" "no $PARAM"
+fi
+
+# (g2) iWARP: the client sends first (protocol.md); a client that never
+# does gets nothing from the server and is dropped after two keepalive
+# ticks (2 s with peer_timeout_ms 4000)
+if ! iwarp; then
+	ktap_skip "silent_iwarp_client_gets_nothing_and_is_dropped" "not iWARP: on IB and RoCE either side may send first"
+elif [ -w "$PARAM" ]; then
+	saved=$(cat "$PARAM")
+	echo 4000 >"$PARAM"
+	run evil_silent timeout 60 "$EVIL" $ADDR $PORT silent 4000
+	echo "$saved" >"$PARAM"
+	ktap_diag "$(cat "$tmp/evil_silent.err" 2>/dev/null)"
+	[ $rc -eq 0 ] || { ktap_diag "evil_peer silent exited $rc"; show evil_silent.out evil_silent.err; }
+	ktap_result "silent_iwarp_client_gets_nothing_and_is_dropped" $rc
+else
+	ktap_skip "silent_iwarp_client_gets_nothing_and_is_dropped" "no $PARAM (a module without keepalive)"
 fi
 
 # (h) floods of valid messages (evil_peer flood: WRITE_DONEs, ADVERT/REVOKE
