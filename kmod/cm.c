@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdmaxfer - connection management: rdma_cm events, the hello, and the
- * ioctls LISTEN, ACCEPT, CONNECT, CLOSE and QUERY_CONN.
+ * ioctls CONNECT, CLOSE and QUERY_CONN (a listener's side, LISTEN and
+ * ACCEPT, is listen.c's).
  *
  * Connection setup.  The client (CONNECT) resolves the address and the
  * route and creates the QP in rdma_cm's handlers; then the ioctl's own
@@ -10,7 +11,13 @@
  * waits for the outcome.  That task, not a kernel worker, is where an
  * iWARP device makes the connection's TCP socket (siw: sock_create() in
  * rdma_connect(), in the network namespace of the current task), so a
- * client in a namespace connects from it.
+ * client in a namespace connects from it.  A listener's side is listen.c.
+ * A connection's id is reserved when it is created, so events that arrive
+ * before CONNECT returns (or before ACCEPT) already carry the right id,
+ * and published (CLOSE and the other ioctls find it) only once it is
+ * established.  Each connection has its own protection domain: its QP
+ * and its windows' MRs live there, so an rkey is good on that one
+ * connection only.
  *
  * The first message on iWARP.  MPA (RFC 5044), without the ready-to-
  * receive exchange of its enhanced connection setup (RFC 6581, which siw
@@ -20,19 +27,7 @@
  * behind it in the socket (CONNECT_ERROR, -EINVAL).  So on iWARP the
  * client sends a CREDIT message as soon as it is established
  * (c_first_due), and a listener's connection, though up, is handed to
- * ACCEPT only once a message of the client's has come (c_await_first,
- * c_up_work): before ACCEPT nothing else sends on it but keepalive
- * probes, which wait for that message too, and fail the connection after
- * two ticks without it.  A listener's CONNECT_REQUEST handler checks the peer's hello
- * (wrong magic, version or parameters: rejected with a reason the client
- * reports), creates the QP and accepts at once; the connection waits in the
- * listener's queue until ACCEPT hands it out.  A connection's id is
- * reserved when it is created, so events that arrive before ACCEPT (or
- * before CONNECT returns) already carry the right id, and published (CLOSE
- * and the other ioctls find it) only once it is established; a listener's
- * once it listens (chardev.c, rdmaxfer_obj_reserve()).  Each connection has
- * its own protection domain: its QP and its windows' MRs live there, so an
- * rkey is good on that one connection only.
+ * ACCEPT only once a message of the client's has come (listen.c).
  *
  * The QP, its buffers and teardown are conn.c's; this file decides when.
  * rdma_cm calls rdmaxfer_cm_handler() in its own worker threads; a handler
@@ -40,8 +35,7 @@
  * it): it calls rdmaxfer_conn_fail(), or returns 1 for an id nobody else
  * holds.
  *
- * Locking: see the order at the top of rdmaxfer.h; l_lock (a leaf) guards
- * a listener's queues.
+ * Locking: see the order at the top of rdmaxfer.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,11 +50,11 @@
 #include "trace.h"
 
 #define RDMAXFER_RESOLVE_MS	5000
-#define RDMAXFER_RD_ATOM	16
 
 /* --- addresses ----------------------------------------------------------- */
 
-static int rdmaxfer_to_sockaddr(const struct rdmaxfer_addr *a, struct sockaddr_storage *ss)
+/* Our address (uapi) as a socket address; -EAFNOSUPPORT for another family. */
+int rdmaxfer_to_sockaddr(const struct rdmaxfer_addr *a, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	switch (a->family) {
@@ -86,7 +80,8 @@ static int rdmaxfer_to_sockaddr(const struct rdmaxfer_addr *a, struct sockaddr_s
 	}
 }
 
-static void rdmaxfer_from_sockaddr(const struct sockaddr *sa, struct rdmaxfer_addr *a)
+/* A socket address (IPv4 or IPv6) as our address. */
+void rdmaxfer_from_sockaddr(const struct sockaddr *sa, struct rdmaxfer_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (sa->sa_family == AF_INET) {
@@ -128,8 +123,8 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
  * Check the peer's hello and take its parameters; *reason says why not.
  * @has_imm: our port has immediate data (else slots need slot headers).
  */
-static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
-				bool has_imm, u32 *reason)
+int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
+			 bool has_imm, u32 *reason)
 {
 	const struct rdmaxfer_cm_hello_ext *x = data;
 	const struct rdmaxfer_cm_hello *h = data;
@@ -186,7 +181,7 @@ static int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u3
 }
 
 /* The largest WRITE/READ one operation may move (QUERY_CONN.max_op_size). */
-static void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
+void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 {
 	u64 piece;
 
@@ -227,8 +222,9 @@ static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 	complete_all(&conn->c_established);
 }
 
-static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_param *param,
-				 struct rdmaxfer_cm_hello_ext *hello)
+/* Our connect request's or reply's parameters, with our hello in @hello. */
+void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_param *param,
+			  struct rdmaxfer_cm_hello_ext *hello)
 {
 	struct ib_device_attr *a = &conn->c_dev->rd_ib->attrs;
 
@@ -244,7 +240,8 @@ static void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_pa
 	param->private_data_len = sizeof(*hello);
 }
 
-static void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
+/* The connection's two addresses, from its id's route. */
+void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 {
 	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &conn->c_local);
 	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.dst_addr, &conn->c_peer);
@@ -320,85 +317,6 @@ static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 	}
 }
 
-/*
- * Server: the connection is up and the client has been heard (on iWARP);
- * publish it and queue it for ACCEPT.  Process context: the ESTABLISHED
- * handler, or c_up_work.
- */
-static void rdmaxfer_cm_hand_out(struct rdmaxfer_conn *conn, struct rdmaxfer_listener *l)
-{
-	struct rdmaxfer_file *rf = conn->c_obj.file;
-	bool queued = false;
-
-	/*
-	 * Complete now: the id names it (CLOSE may find it).  If the listener
-	 * is closing, its teardown (waiting in rdma_destroy_id() for this
-	 * handler) removes the id again.
-	 */
-	rdmaxfer_obj_publish(&conn->c_obj);
-	spin_lock(&l->l_lock);
-	if (!l->l_closed && !list_empty(&conn->c_entry)) {
-		list_move_tail(&conn->c_entry, &l->l_queue);
-		l->l_npending--;
-		l->l_queued++;
-		queued = true;
-	}
-	spin_unlock(&l->l_lock);
-	if (!queued) {
-		rdmaxfer_conn_fail(conn, -ECONNABORTED);
-		return;
-	}
-	rdmaxfer_count(rf, RDMAXFER_C_CONNS, 1);
-	rdmaxfer_queue_event_always(rf, l->l_obj.id, RDMAXFER_EVENT_CONNECTED, 0, conn->c_obj.id);
-}
-
-/* Server: the client confirmed; queue the connection for ACCEPT. */
-static void rdmaxfer_cm_established_server(struct rdmaxfer_conn *conn,
-					   struct rdmaxfer_listener *l)
-{
-	bool up = false, wait = false;
-
-	/*
-	 * Up before ACCEPT can take it: an ioctl on the id ACCEPT returns must
-	 * find the connection established (it found it CONNECTING, ENOTCONN,
-	 * when ACCEPT won the race with the lines below).
-	 */
-	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_CONNECTING) {
-		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
-		rdmaxfer_conn_came_up(conn);
-		up = true;
-		/* iWARP: not before the client's first message (ctrl.c) */
-		wait = conn->c_iwarp && !conn->c_peer_spoke;
-		conn->c_await_first = wait;
-	}
-	spin_unlock_bh(&conn->c_lock);
-	if (up)
-		trace_rdmaxfer_conn_up(conn, true);
-	if (!wait)
-		rdmaxfer_cm_hand_out(conn, l);
-}
-
-/**
- * rdmaxfer_cm_up_work - hand out a listener's iWARP connection once heard
- * @work: the connection's c_up_work, queued by the receive handler of the
- *	client's first message
- *
- * Context: process context (rdmaxfer_wq); teardown cancels it after the
- * drain, so the connection and its listener reference are alive.
- */
-void rdmaxfer_cm_up_work(struct work_struct *work)
-{
-	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_up_work);
-	struct rdmaxfer_listener *l;
-
-	spin_lock_bh(&conn->c_lock);
-	l = conn->c_state == RDMAXFER_CS_ESTABLISHED ? conn->c_listener : NULL;
-	spin_unlock_bh(&conn->c_lock);
-	if (l)
-		rdmaxfer_cm_hand_out(conn, l);
-}
-
 static u32 rdmaxfer_reject_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	const struct rdmaxfer_cm_reject *rej;
@@ -441,7 +359,7 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (l)
-			rdmaxfer_cm_established_server(conn, l);
+			rdmaxfer_listener_established(conn, l);
 		else
 			rdmaxfer_cm_established_client(conn, ev);
 		break;
@@ -503,143 +421,27 @@ static int rdmaxfer_conn_cm_event(struct rdmaxfer_conn *conn, struct rdma_cm_id 
 	return 0;
 }
 
-static void rdmaxfer_reject(struct rdma_cm_id *id, u32 reason)
-{
-	struct rdmaxfer_cm_reject rej = {
-		.magic = cpu_to_be32(RDMAXFER_MAGIC),
-		.version = cpu_to_be16(RDMAXFER_PROTO_VERSION),
-		.reason = cpu_to_be16(reason),
-	};
-
-	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-}
-
-/*
- * Listener: a client wants to connect.  Check its hello, set the connection
- * up and accept; or reject with a reason and return 1 so that the core
- * destroys the new id.
- */
-static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_cm_id *id,
-				       struct rdma_cm_event *ev)
-{
-	struct rdmaxfer_cm_hello_ext hello;
-	struct rdma_conn_param param;
-	struct rdmaxfer_conn *conn;
-	u32 reason = RDMAXFER_REJECT_RESOURCES;
-	struct ib_device_attr *a;
-	int ret;
-
-	conn = rdmaxfer_cm_fault() ? NULL : rdmaxfer_conn_alloc(l->l_obj.file);
-	if (!conn)
-		goto reject;
-	if (rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
-				 ev->param.conn.private_data_len,
-				 rdmaxfer_port_has_imm(id->device, id->port_num), &reason))
-		goto reject_free;
-
-	spin_lock(&l->l_lock);
-	if (l->l_closed || l->l_queued + l->l_npending >= l->l_backlog) {
-		spin_unlock(&l->l_lock);
-		reason = RDMAXFER_REJECT_BACKLOG;
-		goto reject_free;
-	}
-	list_add_tail(&conn->c_entry, &l->l_pending);
-	l->l_npending++;
-	kref_get(&l->l_obj.ref);
-	conn->c_listener = l;
-	spin_unlock(&l->l_lock);
-
-	reason = RDMAXFER_REJECT_RESOURCES;
-	conn->c_id = id;
-	id->context = &conn->c_obj;
-	kref_get(&conn->c_obj.ref);			/* the id's context */
-	ret = rdmaxfer_conn_setup(conn, id);
-	if (ret)
-		goto reject_later;
-	rdmaxfer_conn_addrs(conn, id);
-	rdmaxfer_conn_limits(conn);
-	/* its id, for the events of messages that may beat ESTABLISHED */
-	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdmaxfer_obj_reserve(&conn->c_obj);
-	if (ret)
-		goto reject_later;
-
-	rdmaxfer_conn_params(conn, &param, &hello);
-	rdmaxfer_ka_init(conn, id);
-	/* the client's retry count is our QP's: 7 may mean forever */
-	conn->c_ka_strict = ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT;
-	a = &conn->c_dev->rd_ib->attrs;
-	param.responder_resources = min3(a->max_qp_rd_atom, RDMAXFER_RD_ATOM,
-					 (int)ev->param.conn.initiator_depth);
-	param.initiator_depth = min3(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM,
-				     (int)ev->param.conn.responder_resources);
-	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
-	if (ret) {
-		rdmaxfer_conn_fail(conn, ret);
-		rdmaxfer_obj_put(&conn->c_obj);
-		return 0;	/* the teardown work destroys the id */
-	}
-	rdmaxfer_obj_put(&conn->c_obj);		/* the table holds it */
-	return 0;
-
-reject_later:
-	/*
-	 * Never tear down here: .remove may be tearing this connection down
-	 * and waiting in rdma_destroy_id() for this very handler.  The work
-	 * item destroys the id.
-	 */
-	rdmaxfer_reject(id, reason);
-	rdmaxfer_conn_fail(conn, -ECONNABORTED);
-	rdmaxfer_obj_put(&conn->c_obj);
-	return 0;
-reject_free:
-	rdmaxfer_obj_fini(&conn->c_obj);
-	rdmaxfer_conn_free(conn);
-reject:
-	rdmaxfer_reject(id, reason);
-	return 1;
-}
-
 static int rdmaxfer_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev,
 			     struct rdmaxfer_obj *obj)
 {
-	struct rdmaxfer_listener *l;
-
 	if (obj->type == RDMAXFER_OBJ_CONN)
 		return rdmaxfer_conn_cm_event(container_of(obj, struct rdmaxfer_conn, c_obj),
 					      id, ev);
-
-	l = container_of(obj, struct rdmaxfer_listener, l_obj);
-	switch (ev->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		return rdmaxfer_cm_connect_request(l, id, ev);
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/*
-		 * A listener bound to an address of the removed device.  Returning
-		 * 1 makes rdma_cm destroy the id at once, which is only allowed
-		 * when nobody else can be using it: while LISTEN is still between
-		 * rdma_bind_addr() and its last look at the id, leave the id to
-		 * LISTEN, which fails with -ENODEV and destroys it.
-		 */
-		spin_lock(&l->l_lock);
-		if (!l->l_ready) {
-			l->l_removed = true;
-			spin_unlock(&l->l_lock);
-			return 0;
-		}
-		spin_unlock(&l->l_lock);
-		if (xchg(&l->l_id, NULL) == id) {
-			wake_up_all(&l->l_obj.file->rf_wait);	/* ACCEPT: ENODEV */
-			rdmaxfer_obj_put(&l->l_obj);	/* the id's context */
-			return 1;
-		}
-		return 0;
-	default:
-		return 0;
-	}
+	return rdmaxfer_listener_cm_event(container_of(obj, struct rdmaxfer_listener, l_obj),
+					  id, ev);
 }
 
-/* What handlers allocate for a file is charged to the file's opener. */
-static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+/**
+ * rdmaxfer_cm_handler - the event handler of every rdma_cm id we create
+ * @id: the id (its context: our object, or NULL once teardown owns it)
+ * @ev: the event
+ *
+ * What handlers allocate for a file is charged to the file's opener.
+ *
+ * Context: rdma_cm's handler (process context, the id's handler lock held).
+ * Return: 1 to have rdma_cm destroy @id, else 0.
+ */
+int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct rdmaxfer_obj *obj = id->context;
 	struct mem_cgroup *old;
@@ -654,245 +456,6 @@ static int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /* --- ioctls ----------------------------------------------------------------- */
-
-/*
- * LISTEN's rdma_bind_addr() or rdma_listen() said -EINVAL: did the id's
- * device go away under it?  rdma_cm moves an id out of ADDR_BOUND for a
- * DEVICE_REMOVAL before the event reaches rdmaxfer_cm_handler(), so the
- * call can fail before the handler has set l_removed.  Our ib_client is
- * removed before rdma_cm's, so by then the device has left our registry.
- * The id is still LISTEN's (l_ready is not set): its device may be read.
- */
-static bool rdmaxfer_listen_lost_device(struct rdma_cm_id *id)
-{
-	struct rdmaxfer_device *rd;
-
-	if (!id->device)
-		return false;
-	rd = rdmaxfer_device_get(id->device->index);
-	if (rd)
-		rdmaxfer_device_put(rd);
-	return !rd;
-}
-
-/**
- * rdmaxfer_ioctl_listen - RDMAXFER_IOC_LISTEN
- * @rf: the file
- * @arg: struct rdmaxfer_listen
- *
- * The id can meet a DEVICE_REMOVAL as soon as rdma_bind_addr() has tied it
- * to a device, before rdma_listen() has run; see rdmaxfer_cm_event() for
- * how the two agree on who destroys it.
- *
- * Context: process context.
- * Return: 0, -EAFNOSUPPORT, -EADDRINUSE, -EADDRNOTAVAIL, -EMFILE, -ENOMEM,
- * -ENODEV (the device of the address went away meanwhile).
- */
-int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
-{
-	struct rdmaxfer_listen *cmd = arg;
-	struct sockaddr_storage ss;
-	struct rdmaxfer_listener *l;
-	struct rdma_cm_id *id;
-	int ret;
-
-	ret = rdmaxfer_to_sockaddr(&cmd->addr, &ss);
-	if (ret)
-		return ret;
-	l = kzalloc_obj(*l, GFP_KERNEL_ACCOUNT);
-	if (!l)
-		return -ENOMEM;
-	rdmaxfer_obj_init(&l->l_obj, rf, RDMAXFER_OBJ_LISTENER);
-	spin_lock_init(&l->l_lock);
-	INIT_LIST_HEAD(&l->l_queue);
-	INIT_LIST_HEAD(&l->l_pending);
-	l->l_backlog = clamp_t(u32, cmd->backlog ?: 16, 1, 256);
-	/* published once listening: CLOSE cannot reach a half-built listener */
-	ret = rdmaxfer_obj_reserve(&l->l_obj);
-	if (ret) {
-		rdmaxfer_obj_fini(&l->l_obj);
-		kfree(l);
-		return ret;
-	}
-
-	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &l->l_obj, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
-		goto out_remove;
-	}
-	kref_get(&l->l_obj.ref);			/* the id's context */
-	l->l_id = id;
-	ret = rdma_set_reuseaddr(id, 1);
-	if (!ret)
-		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
-	if (!ret) {
-		ret = rdma_listen(id, l->l_backlog);
-		/* with reuseaddr, rdma_cm reports a port in use this way */
-		if (ret == -EADDRNOTAVAIL)
-			ret = -EADDRINUSE;
-	}
-	if (ret == -EINVAL && rdmaxfer_listen_lost_device(id))
-		ret = -ENODEV;
-	if (!ret)
-		rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
-	/* from here on, a DEVICE_REMOVAL may destroy the id */
-	spin_lock(&l->l_lock);
-	if (l->l_removed)
-		ret = -ENODEV;	/* the handler was first; else see above */
-	else if (!ret)
-		l->l_ready = true;
-	spin_unlock(&l->l_lock);
-	if (ret)
-		goto out_remove;
-	cmd->listen_id = l->l_obj.id;
-	rdmaxfer_obj_publish(&l->l_obj);
-	rdmaxfer_obj_put(&l->l_obj);
-	return 0;
-
-out_remove:
-	rdmaxfer_listener_close(l);
-	rdmaxfer_obj_remove(&l->l_obj);		/* only reserved */
-	rdmaxfer_obj_put(&l->l_obj);
-	return ret;
-}
-
-/**
- * rdmaxfer_listener_close - stop listening and drop unaccepted connections
- * @l: the listener; the caller holds a reference
- *
- * Context: process context, no rf_lock held (rdma_destroy_id() waits for
- * the handler, which may take it).
- */
-void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
-{
-	struct rdmaxfer_conn *conn;
-	struct rdma_cm_id *id;
-
-	might_sleep();
-	lockdep_assert_not_held(&l->l_obj.file->rf_lock);
-	spin_lock(&l->l_lock);
-	l->l_closed = true;
-	spin_unlock(&l->l_lock);
-	wake_up_all(&l->l_obj.file->rf_wait);
-	id = xchg(&l->l_id, NULL);
-	if (id) {
-		rdma_destroy_id(id);
-		rdmaxfer_obj_put(&l->l_obj);		/* the id's context */
-	}
-	for (;;) {
-		spin_lock(&l->l_lock);
-		conn = list_first_entry_or_null(&l->l_queue, struct rdmaxfer_conn, c_entry) ?:
-		       list_first_entry_or_null(&l->l_pending, struct rdmaxfer_conn, c_entry);
-		if (conn)
-			kref_get(&conn->c_obj.ref);
-		spin_unlock(&l->l_lock);
-		if (!conn)
-			break;
-		rdmaxfer_conn_teardown(conn, -ECONNABORTED);	/* unqueues it */
-		rdmaxfer_obj_put(&conn->c_obj);
-	}
-}
-
-/**
- * rdmaxfer_listener_release - free a listener whose last reference is gone
- * @l: the listener
- */
-void rdmaxfer_listener_release(struct rdmaxfer_listener *l)
-{
-	WARN_ON_ONCE(l->l_id);
-	kfree(l);
-}
-
-/* Take the first queued connection that is still ours to hand out. */
-static struct rdmaxfer_conn *rdmaxfer_accept_one(struct rdmaxfer_listener *l)
-{
-	struct rdmaxfer_conn *conn, *found = NULL;
-	struct rdmaxfer_listener *owner;
-
-	spin_lock(&l->l_lock);
-	conn = list_first_entry_or_null(&l->l_queue, struct rdmaxfer_conn, c_entry);
-	if (conn) {
-		list_del_init(&conn->c_entry);
-		l->l_queued--;
-		kref_get(&conn->c_obj.ref);
-	}
-	spin_unlock(&l->l_lock);
-	if (!conn)
-		return NULL;
-	spin_lock_bh(&conn->c_lock);
-	owner = conn->c_listener;
-	conn->c_listener = NULL;
-	spin_unlock_bh(&conn->c_lock);
-	if (owner) {
-		rdmaxfer_obj_put(&owner->l_obj);
-		found = conn;
-	} else {
-		rdmaxfer_obj_put(&conn->c_obj);	/* being torn down: skip it */
-	}
-	return found;
-}
-
-/* May ACCEPT find something (or give up)?  Does not sleep. */
-static bool rdmaxfer_accept_ready(struct rdmaxfer_listener *l)
-{
-	return !list_empty_careful(&l->l_queue) || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id);
-}
-
-/**
- * rdmaxfer_ioctl_accept - RDMAXFER_IOC_ACCEPT
- * @rf: the file
- * @arg: struct rdmaxfer_accept
- *
- * Context: process context, may sleep.
- * Return: 0, -ENOENT, -EAGAIN, -ETIMEDOUT, -EINTR, -EINVAL (the listener
- * was closed meanwhile), -ENODEV (its device was removed).
- */
-int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg)
-{
-	struct rdmaxfer_accept *cmd = arg;
-	struct rdmaxfer_conn *conn = NULL;
-	struct rdmaxfer_listener *l;
-	long ret = 0, tmo = 0;
-
-	l = rdmaxfer_obj_get(rf, cmd->listen_id, RDMAXFER_OBJ_LISTENER);
-	if (!l)
-		return -ENOENT;
-	if (cmd->timeout_ns)
-		tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
-		      max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
-	for (;;) {
-		conn = rdmaxfer_accept_one(l);
-		if (conn || READ_ONCE(l->l_closed) || !READ_ONCE(l->l_id) || !tmo)
-			break;
-		/*
-		 * Not rdmaxfer_accept_one() as the condition: it drops
-		 * references, which may sleep, and a wait condition runs with
-		 * the task no longer TASK_RUNNING.
-		 */
-		ret = wait_event_interruptible_timeout(rf->rf_wait,
-						       rdmaxfer_accept_ready(l), tmo);
-		if (ret < 0) {
-			ret = -EINTR;
-			break;
-		}
-		tmo = ret;	/* 0: timed out, one last look */
-	}
-	if (!conn && ret >= 0) {
-		if (READ_ONCE(l->l_closed))
-			ret = -EINVAL;
-		else if (!READ_ONCE(l->l_id))
-			ret = -ENODEV;
-		else
-			ret = cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;
-	}
-	rdmaxfer_obj_put(&l->l_obj);
-	if (!conn)
-		return ret;
-	cmd->conn_id = conn->c_obj.id;
-	cmd->peer = conn->c_peer;
-	rdmaxfer_obj_put(&conn->c_obj);
-	return 0;
-}
 
 /**
  * rdmaxfer_ioctl_connect - RDMAXFER_IOC_CONNECT

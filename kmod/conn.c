@@ -528,7 +528,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	mutex_init(&conn->c_teardown_lock);
 	init_rwsem(&conn->c_post_sem);
 	INIT_WORK(&conn->c_down_work, rdmaxfer_conn_down_work);
-	INIT_WORK(&conn->c_up_work, rdmaxfer_cm_up_work);
+	INIT_WORK(&conn->c_up_work, rdmaxfer_listener_up_work);
 	INIT_DELAYED_WORK(&conn->c_ka_work, rdmaxfer_ka_work);
 	conn->c_ka_cqe.done = rdmaxfer_ka_done;
 	return conn;

@@ -5,9 +5,9 @@
  * The module is split by layer (Documentation/architecture.md draws it):
  * main.c loads and unloads it; chardev.c owns /dev/rdmaxfer (per-file
  * context, ids, the ioctl table, GET_INFO, STATS) and event.c a file's
- * event queue (REAP); cm.c speaks rdma_cm (LISTEN, ACCEPT, CONNECT, CLOSE,
- * QUERY_CONN), mem.c registers buffers and windows, xfer.c issues
- * operations and completes them; below them ctrl.c is the control channel
+ * event queue (REAP); cm.c speaks rdma_cm (CONNECT, CLOSE, QUERY_CONN) and
+ * listen.c is the listener (LISTEN, ACCEPT); mem.c registers buffers and
+ * windows, xfer.c issues operations and completes them; below them ctrl.c is the control channel
  * (credits, the peer's messages, RECV), conn.c a connection's queue pair
  * (setup, fail, stop and destroy) and sq.c its send queue's room and owed
  * completions; device.c follows RDMA
@@ -78,6 +78,7 @@
 #include "proto.h"
 
 #define RDMAXFER_VERSION	"0.3.0"
+#define RDMAXFER_RD_ATOM	16	/* RDMA READs and atomics in flight, each way */
 
 /* Sizing of one connection (see conn.c for how they fit together). */
 #define RDMAXFER_CTRL_SIZE	4096	/* bytes per control buffer */
@@ -560,7 +561,7 @@ struct rdmaxfer_msg {
  * @c_peer_spoke: a message of the peer's has come (c_lock)
  * @c_await_first: iWARP listener: up, but handed to ACCEPT only when the
  *	client's first message comes (c_lock)
- * @c_up_work: hands such a connection out (rdmaxfer_cm_up_work())
+ * @c_up_work: hands such a connection out (rdmaxfer_listener_up_work())
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
  * @c_msgs: received messages not yet RECV'd
@@ -897,14 +898,29 @@ bool rdmaxfer_events_ready(struct rdmaxfer_file *rf);
 int rdmaxfer_ring_mmap(struct rdmaxfer_file *rf, struct vm_area_struct *vma);
 void rdmaxfer_ring_free(struct rdmaxfer_file *rf);
 
-/* cm.c */
-int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg);
-int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg);
+/* cm.c (the helpers after the ioctls are listen.c's too) */
 int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_ioctl_close(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+int rdmaxfer_to_sockaddr(const struct rdmaxfer_addr *a, struct sockaddr_storage *ss);
+void rdmaxfer_from_sockaddr(const struct sockaddr *sa, struct rdmaxfer_addr *a);
+int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
+			 bool has_imm, u32 *reason);
+void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_params(struct rdmaxfer_conn *conn, struct rdma_conn_param *param,
+			  struct rdmaxfer_cm_hello_ext *hello);
+void rdmaxfer_conn_addrs(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
+
+/* listen.c */
+int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg);
+int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_listener_close(struct rdmaxfer_listener *l);
 void rdmaxfer_listener_release(struct rdmaxfer_listener *l);
+int rdmaxfer_listener_cm_event(struct rdmaxfer_listener *l, struct rdma_cm_id *id,
+			       struct rdma_cm_event *ev);
+void rdmaxfer_listener_established(struct rdmaxfer_conn *conn, struct rdmaxfer_listener *l);
+void rdmaxfer_listener_up_work(struct work_struct *work);
 
 /* ctrl.c */
 int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn);
@@ -949,7 +965,6 @@ void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc);
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
-void rdmaxfer_cm_up_work(struct work_struct *work);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
 void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
