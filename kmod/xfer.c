@@ -97,6 +97,8 @@ static bool rdmaxfer_send_is_zc(const struct rdmaxfer_conn *conn)
  *
  * Transport retries exhausted is a peer that stopped answering (its host
  * died, or the link is cut for longer than the retries last): -ETIMEDOUT.
+ * A local failure after our own close (CLOSE, the file's release) is that
+ * close's doing: -ECANCELED, as for a flush.
  *
  * Context: any.
  * Return: 0 or a negative errno.
@@ -117,6 +119,14 @@ int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
 	case IB_WC_RNR_RETRY_EXC_ERR:
 		return -ECONNRESET;
 	default:
+		/*
+		 * The operation a transport was sending when our own close cut
+		 * its connection fails as such (siw: IB_WC_LOC_QP_OP_ERR once the
+		 * socket is shut down): what a flush would say.
+		 */
+		if (READ_ONCE(conn->c_state) == RDMAXFER_CS_DOWN &&
+		    READ_ONCE(conn->c_error) == -ECANCELED)
+			return -ECANCELED;
 		return -EIO;
 	}
 }
