@@ -178,13 +178,21 @@ ktap_result "peer_windows_bounded_per_connection" $rc
 # connected): the server's keepalive drops that connection within
 # peer_timeout_ms (4000 here, read when the connection is made), and only it
 PARAM=/sys/module/rdmaxfer/parameters/peer_timeout_ms
-if [ -w "$PARAM" ]; then
-	saved=$(cat "$PARAM")
+
+# timed_evil MODE: `evil_peer MODE 4000` with peer_timeout_ms 4000 for the
+# connections it makes; its stderr as a diagnostic, both outputs on failure
+timed_evil()
+{
+	_saved=$(cat "$PARAM")
 	echo 4000 >"$PARAM"
-	run evil_mute timeout 60 "$EVIL" $ADDR $PORT mute 4000
-	echo "$saved" >"$PARAM"
-	ktap_diag "$(cat "$tmp/evil_mute.err" 2>/dev/null)"
-	[ $rc -eq 0 ] || { ktap_diag "evil_peer mute exited $rc"; show evil_mute.out evil_mute.err; }
+	run "evil_$1" timeout 60 "$EVIL" $ADDR $PORT "$1" 4000
+	echo "$_saved" >"$PARAM"
+	ktap_diag "$(cat "$tmp/evil_$1.err" 2>/dev/null)"
+	[ $rc -eq 0 ] || { ktap_diag "evil_peer $1 exited $rc"; show "evil_$1.out" "evil_$1.err"; }
+}
+
+if [ -w "$PARAM" ]; then
+	timed_evil mute
 	ktap_result "mute_peer_dropped_within_bound" $rc
 	still_serves send_after_mute
 	ktap_result "server_unaffected_by_mute_peer" $r
@@ -199,12 +207,7 @@ fi
 if ! iwarp; then
 	ktap_skip "silent_iwarp_client_gets_nothing_and_is_dropped" "not iWARP: on IB and RoCE either side may send first"
 elif [ -w "$PARAM" ]; then
-	saved=$(cat "$PARAM")
-	echo 4000 >"$PARAM"
-	run evil_silent timeout 60 "$EVIL" $ADDR $PORT silent 4000
-	echo "$saved" >"$PARAM"
-	ktap_diag "$(cat "$tmp/evil_silent.err" 2>/dev/null)"
-	[ $rc -eq 0 ] || { ktap_diag "evil_peer silent exited $rc"; show evil_silent.out evil_silent.err; }
+	timed_evil silent
 	ktap_result "silent_iwarp_client_gets_nothing_and_is_dropped" $rc
 else
 	ktap_skip "silent_iwarp_client_gets_nothing_and_is_dropped" "no $PARAM (a module without keepalive)"
