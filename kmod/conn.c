@@ -67,16 +67,32 @@
  * than the retries (about peer_timeout_ms / 2) is not noticed.
  * The send queue keeps a spare WR for the probe, as for the drain.
  *
- * A listener's QPs retry as often as the client's connect request says
- * (the CM passes its retry count on; the reply cannot change it).  A client
- * asking for 7, as v0.3.0 and many rdma_cm users do, makes Soft-RoCE retry
- * forever, so for such a connection the keepalive enforces the bound
- * itself: a probe still queued at the second tick after it was posted
- * (half of peer_timeout_ms, when the retries would have ended) fails the
- * connection.  A listener's send queue usually holds little besides
- * ADVERTs and probes; an application that pushes long transfers from the
- * listening side to such a client may see a probe stuck behind more than
- * half of peer_timeout_ms of data taken for a dead peer.
+ * Two kinds of connection get no such bound from their transport, and for
+ * them the keepalive enforces it itself (c_ka_strict): a probe still
+ * queued at the second tick after it was posted (half of peer_timeout_ms,
+ * when the retries would have ended), with no completion on either queue
+ * during the last two intervals, fails the connection.  A completion
+ * means the peer answers: the probe then waits behind data, it is not
+ * lost, and the count starts again (chains of pieces signal every
+ * RDMAXFER_SIGNAL_BYTES, xfer.c, so a long transfer shows its progress).
+ *  - A listener's QPs retry as often as the client's connect request
+ *    says (the CM passes its retry count on; the reply cannot change it).
+ *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes
+ *    Soft-RoCE retry forever.
+ *  - iWARP has no ACK timeout: its transport is TCP, and an RDMA WRITE
+ *    completes at the data source once TCP took it (RFC 5040 promises no
+ *    more), so the probe completes whether the peer lives or not.  What
+ *    stalls behind a dead peer is the send queue: once TCP's window and
+ *    buffer are full, nothing more completes, and the probe waits behind
+ *    the data; the rule then fails the connection.  An idle connection
+ *    has nothing to stall: its probes go into TCP and complete, and only
+ *    TCP's own retransmission timeout ends it (a hardware RNIC's, or, on
+ *    siw, the host's net.ipv4.tcp_retries2, ~15 minutes by default).
+ *    The round trip a zero-length RDMA READ would make cannot be used:
+ *    siw answers one that arrives while it transmits with the bytes of
+ *    its previous work request (siw_activate_tx() leaves the response's
+ *    SGE stale), which kills the connection; a READ of real bytes needs
+ *    memory of the peer's that the protocol does not have yet.
  *
  * Fault injection.  Connection setup runs in rdma_cm's handlers (the
  * listener's CONNECT_REQUEST, the client's ROUTE_RESOLVED), in kernel
@@ -291,6 +307,7 @@ void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return;		/* rdma_cm's ACK timeout, no probes */
 	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
 	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
+	conn->c_ka_strict = conn->c_iwarp;	/* no ACK timeout: see "Dead peers" */
 }
 
 /* The peer did not answer a probe in time: take the connection down. */
@@ -349,9 +366,11 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 	};
 	bool stuck = false;
 	int ret = 0;
+	u32 moved;
 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
+		moved = conn->c_sq_moved + conn->c_rx_done;
 		if (conn->c_await_first) {
 			/* iWARP listener: the client sends first (cm.c) */
 			stuck = ++conn->c_ka_waits >= 2;
@@ -361,9 +380,14 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 			conn->c_ka_waits = 0;
 			if (!ret)
 				trace_rdmaxfer_keepalive(conn, false);
-		} else if (conn->c_ka_strict && ++conn->c_ka_waits >= 2) {
+		} else if (!conn->c_ka_strict) {
+			/* the QP's retries bound the probe */
+		} else if (moved != conn->c_ka_moved) {
+			conn->c_ka_waits = 0;	/* queued behind data the peer takes */
+		} else if (++conn->c_ka_waits >= 2) {
 			stuck = true;
 		}
+		conn->c_ka_moved = moved;
 		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
 	}
 	spin_unlock_bh(&conn->c_lock);

@@ -182,12 +182,18 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	rdmaxfer_conn_params(conn, &param, &hello);
 	rdmaxfer_ka_init(conn, id);
 	/* the client's retry count is our QP's: 7 may mean forever */
-	conn->c_ka_strict = ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT;
+	if (ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT)
+		conn->c_ka_strict = true;
+	/*
+	 * The request's depths are told from our side (ib_cm, iw_cm alike):
+	 * the READs the client may have outstanding at us, the READs it
+	 * answers.
+	 */
 	a = &conn->c_dev->rd_ib->attrs;
 	param.responder_resources = min3(a->max_qp_rd_atom, RDMAXFER_RD_ATOM,
-					 (int)ev->param.conn.initiator_depth);
+					 (int)ev->param.conn.responder_resources);
 	param.initiator_depth = min3(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM,
-				     (int)ev->param.conn.responder_resources);
+				     (int)ev->param.conn.initiator_depth);
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
 		rdmaxfer_conn_fail(conn, ret);

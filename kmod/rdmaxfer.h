@@ -86,6 +86,7 @@
 #define RDMAXFER_SEND_BUFS	32	/* control send buffers */
 #define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
 #define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
+#define RDMAXFER_SIGNAL_BYTES	SZ_4M	/* and a CQE at least every 4 MiB of a chain */
 #define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
 #define RDMAXFER_SQ_SPARE	2	/* send WRs for the drain and the keepalive */
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
@@ -548,10 +549,16 @@ struct rdmaxfer_msg {
  *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
  *	an error reaches it, and fails the connection
  * @c_ka_posted: a keepalive probe is on the send queue
- * @c_ka_waits: keepalive ticks that found the probe still queued
- * @c_ka_strict: the QP may retry forever (see "Dead peers" in conn.c): a
- *	probe still queued at the second tick after it fails the connection;
- *	set before the connection is up, read-only after
+ * @c_ka_waits: keepalive ticks that found the probe still queued and
+ *	neither queue moved since the tick before
+ * @c_ka_strict: the transport does not bound the probe (a QP that may
+ *	retry forever, iWARP; see "Dead peers" in conn.c): a probe still
+ *	queued at the second tick after it, with no completion on either
+ *	queue in between, fails the connection; set before the connection is
+ *	up, read-only after
+ * @c_ka_moved: @c_sq_moved + @c_rx_done at the last keepalive tick
+ * @c_sq_moved: signaled send WRs completed (pieces and owed WRs), the
+ *	progress the keepalive looks for
  * @c_flushed: a work request was flushed before the connection was up (the
  *	peer broke the QP early): it fails as it comes up
  * @c_broke: the QP went to error by itself (rdmaxfer_conn_flushed()):
@@ -673,6 +680,8 @@ struct rdmaxfer_conn {
 	bool				c_ka_posted;
 	u8				c_ka_waits;
 	bool				c_ka_strict;
+	u32				c_ka_moved;
+	u32				c_sq_moved;
 	bool				c_flushed;
 	bool				c_broke;
 	bool				c_first_due;

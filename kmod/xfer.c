@@ -21,7 +21,9 @@
  * SUBMIT on one connection are linked into one chain of work requests and
  * posted with a single ib_post_send() (one doorbell), at most
  * RDMAXFER_SIGNAL_EVERY pieces at a time; only the last WR of a chain is
- * signaled.  Every piece's last WR still carries its ib_cqe, so an error
+ * signaled, and within a chain the last of a piece that completes
+ * RDMAXFER_SIGNAL_BYTES since the one before (a long chain shows its
+ * progress to the keepalive, conn.c).  Every piece's last WR still carries its ib_cqe, so an error
  * or a flush completes it individually.  Posted pieces wait on
  * c_sq_pieces in send-queue order: a send queue completes in order, so a
  * completion for piece P means that every piece posted before P and still
@@ -327,6 +329,7 @@ static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	spin_lock_bh(&conn->c_lock);
 	list_cut_position(&done, &conn->c_sq_pieces, &p->p_sq_entry);
+	conn->c_sq_moved++;
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&done, IB_WC_SUCCESS, wc->status);
 }
@@ -956,11 +959,17 @@ struct rdmaxfer_chain {
 	struct ib_send_wr	*first;
 	struct ib_send_wr	*last;
 	u32			npieces;
+	u32			unsignaled;
 	int			err;
 	bool			slots;
 };
 
-/* Append a piece's WRs; its last WR carries its cqe, unsignaled. */
+/*
+ * Append a piece's WRs; its last WR carries its cqe, unsignaled unless the
+ * chain has RDMAXFER_SIGNAL_BYTES since its last signaled one: a long
+ * chain then shows its progress, which the keepalive's rule for a probe
+ * stuck behind data reads (conn.c, "Dead peers").
+ */
 static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece *p)
 {
 	struct rdmaxfer_conn *conn = ch->conn;
@@ -974,7 +983,13 @@ static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece 
 	 */
 	for (last = first; last->next; last = last->next)
 		last->wr_cqe = &conn->c_err_cqe;
-	last->send_flags &= ~IB_SEND_SIGNALED;
+	ch->unsignaled += p->p_len;
+	if (ch->unsignaled >= RDMAXFER_SIGNAL_BYTES) {
+		last->send_flags |= IB_SEND_SIGNALED;
+		ch->unsignaled = 0;
+	} else {
+		last->send_flags &= ~IB_SEND_SIGNALED;
+	}
 	p->p_first_wr = first;
 	p->p_last_wr = last;
 	p->p_broken = false;
@@ -1053,6 +1068,7 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	ch->first = NULL;
 	ch->last = NULL;
 	ch->npieces = 0;
+	ch->unsignaled = 0;
 	if (!ret)
 		return 0;
 	if (ret != -ENOTCONN)
