@@ -23,7 +23,7 @@
 #                     the same with Soft-iWARP (siw) instead of Soft-RoCE (rxe) as the
 #                     RDMA device of the guests and of every test (with KERNEL= too;
 #                     siw.ko is built from Debian's source where the kernel lacks it)
-#   make check-all    stock, debug, 6.12, sid and the package test, one after the
+#   make check-all    stock, debug, 6.12, sid, the package test and siw, one after the
 #                     other (what CI runs part of: see Documentation/testing.md)
 #   make demo         install what is missing, build, boot the guest and show
 #                     what the module sees

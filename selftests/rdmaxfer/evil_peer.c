@@ -469,6 +469,8 @@ static int first_message(struct peer *pr)
 /* Connect with a valid rdmaxfer hello; the server's hello gives its credits. */
 static int hello_connect(struct peer *pr)
 {
+	/* asymmetric READ depths, e.g. "1,0": a reader that answers no READs */
+	const char *depths = getenv("EVIL_DEPTHS");
 	struct rdma_conn_param cp = { 0 };
 	uint8_t hello[RX_HELLO_LEN], reply[64];
 	size_t rlen = sizeof(reply);
@@ -486,6 +488,11 @@ static int hello_connect(struct peer *pr)
 	cp.private_data_len = sizeof(hello);
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
+	if (depths && sscanf(depths, "%hhu,%hhu", &cp.initiator_depth,
+			     &cp.responder_resources) != 2) {
+		msg("EVIL_DEPTHS must be ORD,IRD (READs we issue, READs we answer)");
+		return -1;
+	}
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	if (rdma_connect(pr->id, &cp)) {

@@ -77,7 +77,7 @@ kmsg_mark
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 10 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -140,6 +140,13 @@ fi
 run evil_advaddr timeout 30 "$EVIL" $ADDR $PORT2 advaddr
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advaddr exited $rc"; show evil_advaddr.out evil_advaddr.err; }
 ktap_result "advert_addresses_are_window_offsets" $rc
+
+# The same READs from a peer that asks for an ORD of 1 and an IRD of 0: the
+# server must take the READs the client will issue as its IRD (the connect
+# request's depths arrive told from the server's side)
+run evil_reader env EVIL_DEPTHS=1,0 timeout 30 "$EVIL" $ADDR $PORT2 advaddr
+[ $rc -eq 0 ] || { ktap_diag "evil_peer advaddr with ORD 1, IRD 0 exited $rc"; show evil_reader.out evil_reader.err; }
+ktap_result "reader_without_ird_may_read" $rc
 
 run evil_crossread timeout 30 "$EVIL" $ADDR $PORT2 crossread $PORT
 [ $rc -eq 0 ] || { ktap_diag "evil_peer crossread exited $rc"; show evil_crossread.out evil_crossread.err; }
