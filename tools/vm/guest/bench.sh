@@ -51,6 +51,11 @@
 # pinning in the guest.
 set -u
 
+# siw charges a user MR to RLIMIT_MEMLOCK even for root (siw_umem_get()
+# ignores CAP_IPC_LOCK): perftest's 4 MiB rows failed with "Couldn't
+# allocate MR" under the default 8 MiB
+ulimit -l unlimited
+
 ADDR=192.0.2.1
 # the guest's device (rxe0, or siw0 with make bench PROVIDER=siw)
 DEV=${RIG_DEV:-rxe0}
