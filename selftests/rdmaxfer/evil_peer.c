@@ -437,28 +437,37 @@ static int make_qp(struct peer *pr)
  * later header: server_window_parse()); its completion (WR_FIRST) is
  * passed over by the pollers.
  */
-static int first_message(struct peer *pr)
+/* Post one signaled SEND of @len bytes at @buf (0: no SGE); 0 or -1. */
+static int post_msg(struct peer *pr, void *buf, uint32_t len, uint64_t wr_id,
+		    enum ibv_wr_opcode opcode, uint32_t imm)
 {
-	uint8_t *m = pr->buf + (size_t)NRECV * CTRL_SIZE + CTRL_SIZE;
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)m,
-		.length = RX_HDR_LEN,
+		.addr = (uintptr_t)buf,
+		.length = len,
 		.lkey = pr->mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = WR_FIRST,
+		.wr_id = wr_id,
 		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
+		.num_sge = len ? 1 : 0,
+		.opcode = opcode,
 		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = imm,
 	}, *bad;
+
+	return ibv_post_send(pr->id->qp, &wr, &bad) ? -1 : 0;
+}
+
+static int first_message(struct peer *pr)
+{
+	uint8_t *m = pr->buf + (size_t)NRECV * CTRL_SIZE + CTRL_SIZE;
 
 	if (pr->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP ||
 	    !strcmp(mode, "silent"))
 		return 0;
 	memset(m, 0, RX_HDR_LEN);
 	put16(m, RX_MSG_CREDIT);
-	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+	if (post_msg(pr, m, RX_HDR_LEN, WR_FIRST, IBV_WR_SEND, 0)) {
 		msg("ibv_post_send (the first message): failed");
 		return -1;
 	}
@@ -676,26 +685,11 @@ static int check_advert_addrs(struct peer *pr)
 /* Post the first len bytes of the send buffer as one SEND (WR_SEND). */
 static int post_send_msg(struct peer *pr, uint32_t len)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)SEND_BUF(pr),
-		.length = len,
-		.lkey = pr->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = WR_SEND,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	bool imm = !strcmp(mode, "immctl");
 
-	if (!len)
-		wr.num_sge = 0;		/* mode skip: an empty message */
-	if (!strcmp(mode, "immctl")) {
-		wr.opcode = IBV_WR_SEND_WITH_IMM;
-		wr.imm_data = htonl(7);
-	}
-	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+	/* len 0: mode skip, an empty message */
+	if (post_msg(pr, SEND_BUF(pr), len, WR_SEND,
+		     imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, imm ? htonl(7) : 0)) {
 		msg("ibv_post_send: failed");
 		return -1;
 	}

@@ -3184,7 +3184,7 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	struct rdmaxfer_stats st;
 	struct rdmaxfer_completion c;
 	pthread_t th;
-	__s64 end;
+	__s64 start, end;
 	__u32 lid, conn;
 	__u16 port;
 	int ret;
@@ -3192,8 +3192,10 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 	r.fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, r.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, id_racer_run, &r));
-	end = now_ns() + 4 * SEC;
-	while (now_ns() < end) {
+	/* 4 s, and at least 11 rounds (a connect takes ~0.5 s on siw under KASAN) */
+	start = now_ns();
+	end = start + 4 * SEC;
+	while (now_ns() < end || (listens <= 10 && now_ns() < start + 60 * SEC)) {
 		ret = rdx_listen(r.fd, rdx_addr(test_addr4, 0), 4, &lid, &port);
 		if (ret) {
 			EXPECT_EQ(EADDRINUSE, ret) TH_LOG("LISTEN: %s", strerror(ret));
@@ -3249,11 +3251,13 @@ TEST_F_TIMEOUT(xfer, close_file_races_unaccepted_teardown, 90)
 	struct rdmaxfer_completion c;
 	__u32 lid, conn;
 	__u16 port;
-	__s64 end;
+	__s64 start, end;
 	int s, cl, ret;
 
-	end = now_ns() + 4 * SEC;
-	while (now_ns() < end) {
+	/* 4 s, and at least 11 rounds (as close_races_listen_and_connect) */
+	start = now_ns();
+	end = start + 4 * SEC;
+	while (now_ns() < end || (rounds <= 10 && now_ns() < start + 60 * SEC)) {
 		s = open(DEVPATH, O_RDWR | O_CLOEXEC);
 		cl = open(DEVPATH, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, s);
