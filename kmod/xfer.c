@@ -23,8 +23,8 @@
  * RDMAXFER_SIGNAL_EVERY pieces at a time; only the last WR of a chain is
  * signaled, and within a chain the last of a piece that completes
  * RDMAXFER_SIGNAL_BYTES since the one before (a long chain shows its
- * progress to the keepalive, conn.c).  Every piece's last WR still carries its ib_cqe, so an error
- * or a flush completes it individually.  Posted pieces wait on
+ * progress to the keepalive, conn.c).  Every piece's last WR still carries
+ * its ib_cqe, so an error or a flush completes it individually.  Posted pieces wait on
  * c_sq_pieces in send-queue order: a send queue completes in order, so a
  * completion for piece P means that every piece posted before P and still
  * on the list finished successfully (an unsignaled WR that fails, or is
