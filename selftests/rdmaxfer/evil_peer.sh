@@ -96,14 +96,8 @@ r=$?
 [ $r -eq 0 ] || { ktap_diag "evil_peer valid exited $rc, protocol_errors '$before' -> '$after'"; show evil_valid.out evil_valid.err stats.err; }
 ktap_result "valid_message_keeps_connection" $r
 
-# iwarp: the device is iWARP (sysfs node type 4, RNIC)
-iwarp()
-{
-	[ "$(cut -d: -f1 "/sys/class/infiniband/$DEV/node_type" 2>/dev/null)" = 4 ]
-}
-
 for mode in $MODES; do
-	if [ "$mode" = immctl ] && iwarp; then
+	if [ "$mode" = immctl ] && dev_is_iwarp "$DEV"; then
 		why="iWARP has no immediate data (siw refuses WRITE_WITH_IMM); slot headers carry it there"
 		ktap_skip "${mode}_disconnected" "$why"
 		ktap_skip "${mode}_protocol_error_counted" "$why"
@@ -211,7 +205,7 @@ fi
 # (g2) iWARP: the client sends first (protocol.md); a client that never
 # does gets nothing from the server and is dropped after two keepalive
 # ticks (2 s with peer_timeout_ms 4000)
-if ! iwarp; then
+if ! dev_is_iwarp "$DEV"; then
 	ktap_skip "silent_iwarp_client_gets_nothing_and_is_dropped" "not iWARP: on IB and RoCE either side may send first"
 elif [ -w "$PARAM" ]; then
 	timed_evil silent
@@ -382,7 +376,7 @@ stuck_behind_mute()
 	kill -USR1 $dpid
 }
 mute_why="an iWARP QP cannot go mute: moving it to error closes its TCP connection, the server sees the disconnect at once"
-if iwarp; then
+if dev_is_iwarp "$DEV"; then
 	ktap_skip "expose_behind_unanswered_read_is_killable" "$mute_why"
 	ktap_skip "killed_expose_left_no_pin" "$mute_why"
 elif [ -w "$PARAM" ]; then
@@ -433,7 +427,7 @@ fi
 # wait until the connection fails for its own reason (the keepalive gives
 # up on the mute peer, within 3 s) and then say ENOTCONN, with no failed
 # registration in the kernel log.
-if iwarp; then
+if dev_is_iwarp "$DEV"; then
 	ktap_skip "expose_behind_retried_read_waits_for_it" "$mute_why"
 elif [ -w "$PARAM" ]; then
 	saved=$(cat "$PARAM")

@@ -118,6 +118,12 @@ rdmaxfer_unload()
 	rmmod rdmaxfer
 }
 
+# dev_is_iwarp DEV: the RDMA device DEV is iWARP (sysfs node type 4, RNIC)
+dev_is_iwarp()
+{
+	[ "$(cut -d: -f1 "/sys/class/infiniband/$1/node_type" 2>/dev/null)" = 4 ]
+}
+
 # Wait up to $2 seconds (default 5) for a condition command $1 to succeed.
 wait_for()
 {

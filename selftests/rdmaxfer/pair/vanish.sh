@@ -46,10 +46,10 @@ PEER=$RIG_PEER_ADDR
 bound_ms=$(cat "$PARAM")
 [ "$bound_ms" -gt 0 ] || ktap_skip_all "keepalive is off (peer_timeout_ms=0)"
 
-# iWARP: a device here is one (sysfs node type 4, RNIC)
+# iWARP: a device here is one
 iwarp=0
-for t in /sys/class/infiniband/*/node_type; do
-	[ "$(cut -d: -f1 "$t" 2>/dev/null)" = 4 ] && iwarp=1
+for d in /sys/class/infiniband/*; do
+	dev_is_iwarp "${d##*/}" && iwarp=1
 done
 
 tmp=$(mktemp -d)
