@@ -78,29 +78,18 @@ void bench_fail(const char *fmt, ...)
 
 /*
  * The status of the connection's DISCONNECTED event: among the @left
- * entries after @c in the batch just reaped, else from REAP for up to
- * 0.5 s (teardown queues it after the flushed completions).  1 if none.
+ * entries after @c in the batch just reaped, else from REAP
+ * (session_disconnect_status()).  1 if none.
  */
 static int disconnect_status(struct session *s, const struct rdmaxfer_completion *c,
 			     unsigned int left)
 {
-	struct rdmaxfer_completion more[16];
-	double until = now_sec() + 0.5;
 	unsigned int i;
-	int k, n;
 
 	for (i = 1; i <= left; i++)
 		if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
 			return c[i].status;
-	while (now_sec() < until) {
-		n = rdx_ring_reap(s->fd, &s->ring, more, 16, 100000000);
-		if (n < 0 && n != -EINTR)
-			break;
-		for (k = 0; k < n; k++)
-			if (more[k].opcode == RDMAXFER_EVENT_DISCONNECTED)
-				return more[k].status;
-	}
-	return 1;
+	return session_disconnect_status(s);
 }
 
 /*

@@ -308,6 +308,33 @@ void session_close(struct session *s)
 /* --- completions and events ------------------------------------------- */
 
 /*
+ * The status of the DISCONNECTED event that follows a flushed completion,
+ * reaped for up to DISC_WAIT_SEC (what comes before it is dropped: the
+ * caller is failing anyway); 1 if none came.  The module queues the event
+ * once the teardown has released everything (the QP, the windows, the
+ * cm_id): after the flushed completions, and on iWARP or a debug kernel
+ * over a second after them.
+ */
+#define DISC_WAIT_SEC	5.0
+
+int session_disconnect_status(struct session *s)
+{
+	struct rdmaxfer_completion c[REAP_MAX];
+	double until = now_sec() + DISC_WAIT_SEC;
+	int i, n;
+
+	while (now_sec() < until) {
+		n = rdx_ring_reap(s->fd, &s->ring, c, REAP_MAX, 100000000);
+		if (n < 0 && n != -EINTR)
+			break;
+		for (i = 0; i < n; i++)
+			if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
+				return c[i].status;
+	}
+	return 1;
+}
+
+/*
  * One REAP call.  Returns the number of entries handled, 0 if none came
  * within @timeout_ns, -1 on an error (printed).  When a batch holds both a
  * flushed completion and the DISCONNECTED event, the event's reason is the
@@ -319,7 +346,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 	const struct rdmaxfer_completion *bad = NULL;
 	int disc_status = 1;		/* 1: no DISCONNECTED event */
 	bool revoked = false;
-	int i, n, m;
+	int i, n;
 
 	n = rdx_ring_reap(s->fd, &s->ring, c, REAP_MAX, timeout_ns);
 	if (n < 0) {
@@ -364,22 +391,9 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 			}
 		}
 	}
-	if (bad && bad->status == -ECANCELED && disc_status == 1) {
-		/* flushed: the reason is in the DISCONNECTED event, if it comes */
-		struct rdmaxfer_completion more[REAP_MAX];
-		double until = now_sec() + 0.5;
-
-		while (disc_status == 1 && now_sec() < until) {
-			m = rdx_ring_reap(s->fd, &s->ring, more, REAP_MAX, 100000000);
-			if (m < 0)
-				break;
-			for (i = 0; i < m; i++)
-				if (more[i].opcode == RDMAXFER_EVENT_DISCONNECTED) {
-					disc_status = more[i].status;
-					break;
-				}
-		}
-	}
+	/* flushed: the reason is in the DISCONNECTED event, if it comes */
+	if (bad && bad->status == -ECANCELED && disc_status == 1)
+		disc_status = session_disconnect_status(s);
 	if (disc_status != 1 && (!bad || bad->status == -ECANCELED)) {
 		fail_line(s, "connection to %s lost: %s", s->peer, status_words(disc_status));
 		return -1;

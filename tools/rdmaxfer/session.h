@@ -62,6 +62,7 @@ int session_rdma_post(struct session *s, uint16_t opcode, uint32_t buf_id, uint6
 int session_send(struct session *s, uint32_t buf_id, const void *base, uint64_t off,
 		 uint64_t len);
 int session_drain(struct session *s);
+int session_disconnect_status(struct session *s);
 int session_atomic(struct session *s, uint16_t opcode, uint64_t remote_off, uint64_t compare_add,
 		   uint64_t swap, uint64_t *old);
 int session_ctl_send(struct session *s, const struct proto_msg *req);
