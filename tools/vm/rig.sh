@@ -118,6 +118,8 @@
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)
+#   RIG_BOOT_LIMIT=300 (s; debug 600) single guest: a kernel that has not reached /init by
+#                   then is stuck in its boot: killed and booted again, once (rig/boot.sh)
 #   RIG_PAIR_SMP=1 (vCPUs per pair guest)  RIG_PAIR_MTU=9000 (or 1500)  RIG_PAIR_LINK=unix|tcp
 #   RIG_VERBOSE=1   show the guest console(s) live (on stderr; pair: "client|", "server|")
 #   RIG_PIN_VCPUS=1 single guest, 2 vCPUs: pin each vCPU thread to a host CPU, guest CPU 1
@@ -134,6 +136,7 @@ RIG_SMP=${RIG_SMP:-2}
 RIG_KERNEL=${RIG_KERNEL:-stock}
 RIG_PROVIDER=${RIG_PROVIDER:-rxe}
 if [[ $RIG_KERNEL == debug ]]; then RIG_TIMEOUT=${RIG_TIMEOUT:-3600}; else RIG_TIMEOUT=${RIG_TIMEOUT:-1200}; fi
+if [[ $RIG_KERNEL == debug ]]; then RIG_BOOT_LIMIT=${RIG_BOOT_LIMIT:-600}; else RIG_BOOT_LIMIT=${RIG_BOOT_LIMIT:-300}; fi
 RIG_APPEND=${RIG_APPEND:-}
 RIG_VERBOSE=${RIG_VERBOSE:-0}
 RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-0}
@@ -258,7 +261,7 @@ usage() {
     exit "${1:-0}"
 }
 
-for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_PAIR_SMP RIG_PAIR_MTU RIG_PIN_VCPUS; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
+for v in RIG_MEM RIG_SMP RIG_TIMEOUT RIG_BOOT_LIMIT RIG_PAIR_SMP RIG_PAIR_MTU RIG_PIN_VCPUS; do [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number"; done
 [[ $RIG_PAIR_LINK == unix || $RIG_PAIR_LINK == tcp ]] || die "RIG_PAIR_LINK must be unix or tcp"
 [[ $RIG_PROVIDER == rxe || $RIG_PROVIDER == siw ]] || die "RIG_PROVIDER must be rxe or siw"
 [[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || -n ${SUITE_OF[$RIG_KERNEL]:-} ]] ||
