@@ -23,6 +23,8 @@
 #                     the same with Soft-iWARP (siw) instead of Soft-RoCE (rxe) as the
 #                     RDMA device of the guests and of every test (with KERNEL= too;
 #                     siw.ko is built from Debian's source where the kernel lacks it)
+#   make check LINT=0 any of the above without its lint (.ci/run's siw run: lint does
+#                     not depend on the provider, and the stock run lints)
 #   make check-all    stock, debug, 6.12, sid, the package test and siw, one after the
 #                     other (what CI runs part of: see Documentation/testing.md)
 #   make demo         install what is missing, build, boot the guest and show
@@ -155,7 +157,7 @@ setup:
 # kernel's tree is the stock one's source).
 check:
 	$(RIG) setup
-	$(if $(filter stock,$(KERNEL)),$(MAKE) lint,$(if $(filter-out debug,$(KERNEL)),$(MAKE) lint-kernel))
+	$(if $(filter 0,$(LINT)),,$(if $(filter stock,$(KERNEL)),$(MAKE) lint,$(if $(filter-out debug,$(KERNEL)),$(MAKE) lint-kernel)))
 	$(MAKE) stage
 	$(RIG) check
 

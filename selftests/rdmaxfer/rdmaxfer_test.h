@@ -49,6 +49,18 @@ static inline __s64 now_ns(void)
 }
 
 /*
+ * A kernel with kmemleak: the rig's debug kernel (KASAN, lockdep), where
+ * every kernel instruction costs several times more under TCG (~3 MiB/s
+ * through Soft-RoCE).  Tests move less data and loop fewer times there,
+ * never over fewer paths: what they skip of their volume, the other
+ * kernels run (Documentation/testing.md, "The debug kernel").
+ */
+static inline int debug_kernel(void)
+{
+	return !access("/sys/kernel/debug/kmemleak", F_OK);
+}
+
+/*
  * The RDMA device a test runs on, from the RDMAXFER_TEST_* variables that
  * rxe_env.sh (next to the test programs) defines: dev, netdev, addr, addr6
  * (on dev), other (an address of this host not on dev), silent (an unused

@@ -17,9 +17,10 @@
 #    it): the 32-bit builds of the two long C suites (11 of the suite's 58 minutes there),
 #    whose tests the 64-bit builds run under KASAN just before them (the compat ioctl
 #    entry still runs there in abi_test_32, ioctl_test_32 and ring_test_32, and the whole
-#    32-bit suite on every other kernel), cli_sockets.sh, TCP and UDP only, and the
+#    32-bit suite on every other kernel), cli_sockets.sh, TCP and UDP only, the
 #    benchmarks cli_bench.sh and cli_regbench.sh (3.5 minutes), whose paths the tests
-#    before them ran under KASAN;
+#    before them ran under KASAN, and cli_info.sh and cli_atomic.sh (2 minutes), the
+#    CLI's queries and atomics over ioctls ioctl_test and xfer_test ran there;
 #  - after every PROG, before its result line is printed, a post-check that it left nothing
 #    behind:
 #      pinned pages: nr_foll_pin_acquired - nr_foll_pin_released (/proc/vmstat) is back to
@@ -70,6 +71,8 @@ debug_omit() {
 		echo "the CLI's TCP and UDP baseline: no code of the module under test" ;;
 	rdmaxfer:cli_bench.sh | rdmaxfer:cli_regbench.sh)
 		echo "measurement loops over what xfer_test, ring_test and cli_xfer.sh ran under KASAN; numbers under KASAN mean nothing" ;;
+	rdmaxfer:cli_info.sh | rdmaxfer:cli_atomic.sh)
+		echo "the CLI's queries and atomics: the ioctls behind them ran under KASAN in ioctl_test and xfer_test" ;;
 	esac
 }
 
