@@ -115,7 +115,8 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	h->reserved = 0;
 	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT |
 				  (rdmaxfer_port_has_imm(conn->c_dev->rd_ib, conn->c_port) ?
-				   0 : RDMAXFER_HELLO_SLOT_HDR));
+				   0 : RDMAXFER_HELLO_SLOT_HDR) |
+				  (conn->c_probe ? RDMAXFER_HELLO_PROBE : 0));
 	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
@@ -128,7 +129,7 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 {
 	const struct rdmaxfer_cm_hello_ext *x = data;
 	const struct rdmaxfer_cm_hello *h = data;
-	u32 credits, ctrl, seg, max_msg, features = 0, rq = 0, i;
+	u32 credits, ctrl, seg, max_msg, features = 0, probe = 0, rq = 0, i;
 
 	if (!h || len < sizeof(*h) || be32_to_cpu(h->magic) != RDMAXFER_MAGIC) {
 		*reason = RDMAXFER_REJECT_NOT_RDMAXFER;
@@ -151,6 +152,7 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 	if (len >= sizeof(*x)) {
 		features = be32_to_cpu(x->features) &
 			   (RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT | RDMAXFER_HELLO_SLOT_HDR);
+		probe = be32_to_cpu(x->features) & RDMAXFER_HELLO_PROBE;
 		if (!(features & RDMAXFER_HELLO_SLOTS))
 			features = 0;	/* WANT is part of slots */
 		rq = be32_to_cpu(x->rq_entries);
@@ -166,7 +168,8 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 		*reason = RDMAXFER_REJECT_PARAMS;
 		return -EPROTO;
 	}
-	conn->c_peer_features = features;
+	/* the READ probe stands apart from slots (keepalive.c) */
+	conn->c_peer_features = features | probe;
 	conn->c_slot_hdr = features & RDMAXFER_HELLO_SLOT_HDR;
 	conn->c_credits = credits;
 	conn->c_peer_recvs = rq;

@@ -51,48 +51,7 @@
  * work request flushed while the connection is still up
  * (rdmaxfer_conn_flushed()).
  *
- * Dead peers.  A peer whose host died, or whose link is cut, answers
- * nothing: a busy connection learns it from its own work requests, whose
- * transport retries run out (IB_WC_RETRY_EXC_ERR: -ETIMEDOUT); an idle one
- * would never learn it, so every established connection posts a keepalive
- * probe every peer_timeout_ms / 4 (when none is still on the send queue):
- * a zero-length RDMA WRITE, which the peer's adapter acknowledges without
- * its software, a receive buffer or a credit (a zero-length RDMA operation
- * names no memory: its rkey is not checked, IBTA C9-88), so it works when
- * the control channel is out of credits and costs the peer nothing.  The
- * QP's local ACK timeout is set so that the first try and its
- * RDMAXFER_RETRY_COUNT retries take at most half of it: a peer that stops
- * answering is detected within 3/4 of peer_timeout_ms (a probe interval,
- * then the retries), the rest is slack for scheduling; a link cut shorter
- * than the retries (about peer_timeout_ms / 2) is not noticed.
- * The send queue keeps a spare WR for the probe, as for the drain.
- *
- * Two kinds of connection get no such bound from their transport, and for
- * them the keepalive enforces it itself (c_ka_strict): a probe still
- * queued at the second tick after it was posted (half of peer_timeout_ms,
- * when the retries would have ended), with no completion on either queue
- * during the last two intervals, fails the connection.  A completion
- * means the peer answers: the probe then waits behind data, it is not
- * lost, and the count starts again (chains of pieces signal every
- * RDMAXFER_SIGNAL_BYTES, xfer.c, so a long transfer shows its progress).
- *  - A listener's QPs retry as often as the client's connect request
- *    says (the CM passes its retry count on; the reply cannot change it).
- *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes
- *    Soft-RoCE retry forever.
- *  - iWARP has no ACK timeout: its transport is TCP, and an RDMA WRITE
- *    completes at the data source once TCP took it (RFC 5040 promises no
- *    more), so the probe completes whether the peer lives or not.  What
- *    stalls behind a dead peer is the send queue: once TCP's window and
- *    buffer are full, nothing more completes, and the probe waits behind
- *    the data; the rule then fails the connection.  An idle connection
- *    has nothing to stall: its probes go into TCP and complete, and only
- *    TCP's own retransmission timeout ends it (a hardware RNIC's, or, on
- *    siw, the host's net.ipv4.tcp_retries2, ~15 minutes by default).
- *    The round trip a zero-length RDMA READ would make cannot be used:
- *    siw answers one that arrives while it transmits with the bytes of
- *    its previous work request (siw_activate_tx() leaves the response's
- *    SGE stale), which kills the connection; a READ of real bytes needs
- *    memory of the peer's that the protocol does not have yet.
+ * Dead peers: keepalive.c (the probe, the QP's ACK timeout).
  *
  * Fault injection.  Connection setup runs in rdma_cm's handlers (the
  * listener's CONNECT_REQUEST, the client's ROUTE_RESOLVED), in kernel
@@ -100,8 +59,9 @@
  * With CONFIG_FAULT_INJECTION, the steps of those paths are also fault
  * sites of the attribute fail_rdmaxfer_cm (the listener's connection
  * allocation, id reservation and accept, in cm.c; on both sides port
- * query, PD, CQs, QP, here, each control buffer and receive, in ctrl.c;
- * the client's connect; debugfs: /sys/kernel/debug/fail_rdmaxfer_cm/, the
+ * query, PD, the probe bytes (iWARP: keepalive.c), CQs, QP, here, each
+ * control buffer and receive, in ctrl.c; the client's connect; debugfs:
+ * /sys/kernel/debug/fail_rdmaxfer_cm/, the
  * kernel's fault_attr; a site returns the error of the call it stands for
  * instead of making it), so a test can fail each of them in turn: space=N,
  * times=1, probability=100 fails the N-th site reached, on either side
@@ -120,35 +80,6 @@
 
 #include "rdmaxfer.h"
 #include "trace.h"
-
-/* local ACK timeouts, as IB encodes them: 4.096 us * 2^t (134 ms, 69 s) */
-#define RDMAXFER_ACK_TIMEOUT_MIN	15
-#define RDMAXFER_ACK_TIMEOUT_MAX	24
-
-static unsigned int peer_timeout_ms = RDMAXFER_PEER_TIMEOUT_MS;
-
-/* 0, or RDMAXFER_PEER_TIMEOUT_MIN_MS .. RDMAXFER_PEER_TIMEOUT_MAX_MS */
-static int rdmaxfer_set_peer_timeout(const char *val, const struct kernel_param *kp)
-{
-	unsigned int ms;
-	int ret;
-
-	ret = kstrtouint(val, 0, &ms);
-	if (ret)
-		return ret;
-	if (ms && (ms < RDMAXFER_PEER_TIMEOUT_MIN_MS || ms > RDMAXFER_PEER_TIMEOUT_MAX_MS))
-		return -EINVAL;
-	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
-	return 0;
-}
-
-static const struct kernel_param_ops rdmaxfer_peer_timeout_ops = {
-	.set = rdmaxfer_set_peer_timeout,
-	.get = param_get_uint,
-};
-module_param_cb(peer_timeout_ms, &rdmaxfer_peer_timeout_ops, &peer_timeout_ms, 0644);
-MODULE_PARM_DESC(peer_timeout_ms,
-		 "a connection whose peer stops answering fails within this many ms (2000..3600000, default 10000; 0: no keepalive, rdma_cm's ACK timeout; for new connections)");
 
 /* --- posting from ioctls ---------------------------------------------------- */
 
@@ -277,56 +208,6 @@ void rdmaxfer_conn_wc_failed(struct rdmaxfer_conn *conn, const struct ib_wc *wc)
 	rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 }
 
-/* --- dead peers ------------------------------------------------------------ */
-
-/*
- * The local ACK timeout for a bound of @ms: the first try and
- * RDMAXFER_RETRY_COUNT retries fit in @ms / 2 (10 s: 2^17, 537 ms a try).
- */
-static u8 rdmaxfer_ack_timeout(unsigned int ms)
-{
-	u64 try_ns = div_u64((u64)ms * NSEC_PER_MSEC / 2, RDMAXFER_RETRY_COUNT + 1);
-	u64 units = max_t(u64, try_ns / 4096, 1);	/* 4.096 us */
-
-	return clamp_t(u32, ilog2(units), RDMAXFER_ACK_TIMEOUT_MIN, RDMAXFER_ACK_TIMEOUT_MAX);
-}
-
-/**
- * rdmaxfer_ka_init - set a connection's dead-peer bound
- * @conn: the connection
- * @id: its cm_id, before rdma_connect() or rdma_accept()
- *
- * Reads peer_timeout_ms once for this connection and sets the QP's ACK
- * timeout and the keepalive interval from it.
- */
-void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
-{
-	unsigned int ms = READ_ONCE(peer_timeout_ms);
-
-	if (!ms)
-		return;		/* rdma_cm's ACK timeout, no probes */
-	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
-	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
-	conn->c_ka_strict = conn->c_iwarp;	/* no ACK timeout: see "Dead peers" */
-}
-
-/* The peer did not answer a probe in time: take the connection down. */
-static void rdmaxfer_ka_dead(struct rdmaxfer_conn *conn)
-{
-	trace_rdmaxfer_keepalive(conn, true);
-	pr_info_ratelimited("conn %u: the peer stopped answering; dropping the connection\n",
-			    conn->c_obj.id);
-	rdmaxfer_conn_fail(conn, -ETIMEDOUT);
-}
-
-/* Start the keepalive probes of a connection coming up; c_lock held. */
-static void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
-{
-	lockdep_assert_held(&conn->c_lock);
-	if (conn->c_ka_interval)
-		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
-}
-
 /**
  * rdmaxfer_conn_came_up - the connection is established: start its keepalive
  * @conn: the connection, just marked RDMAXFER_CS_ESTABLISHED
@@ -345,81 +226,6 @@ void rdmaxfer_conn_came_up(struct rdmaxfer_conn *conn)
 		WRITE_ONCE(conn->c_broke, true);
 		rdmaxfer_conn_queue_down(conn);
 	}
-}
-
-/*
- * Post a probe unless one is still queued (it then proves the peer alive or
- * fails on its own), and come back in c_ka_interval.  Teardown marks the
- * connection down under c_lock before it cancels this work, so nothing is
- * posted or queued after that.
- */
-static void rdmaxfer_ka_work(struct work_struct *work)
-{
-	struct rdmaxfer_conn *conn = container_of(to_delayed_work(work), struct rdmaxfer_conn,
-						  c_ka_work);
-	struct ib_rdma_wr wr = {
-		.wr = {
-			.wr_cqe = &conn->c_ka_cqe,
-			.opcode = IB_WR_RDMA_WRITE,	/* no SGE: zero length */
-			.send_flags = IB_SEND_SIGNALED,
-		},
-	};
-	bool stuck = false;
-	int ret = 0;
-	u32 moved;
-
-	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
-		moved = conn->c_sq_moved + conn->c_rx_done;
-		if (conn->c_await_first) {
-			/* iWARP listener: the client sends first (cm.c) */
-			stuck = ++conn->c_ka_waits >= 2;
-		} else if (!conn->c_ka_posted) {
-			ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
-			conn->c_ka_posted = !ret;
-			conn->c_ka_waits = 0;
-			if (!ret)
-				trace_rdmaxfer_keepalive(conn, false);
-		} else if (!conn->c_ka_strict) {
-			/* the QP's retries bound the probe */
-		} else if (moved != conn->c_ka_moved) {
-			conn->c_ka_waits = 0;	/* queued behind data the peer takes */
-		} else if (++conn->c_ka_waits >= 2) {
-			stuck = true;
-		}
-		conn->c_ka_moved = moved;
-		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
-	}
-	spin_unlock_bh(&conn->c_lock);
-	if (stuck)
-		rdmaxfer_ka_dead(conn);
-	if (ret) {
-		pr_debug("conn %u: posting the keepalive failed (%d)\n", conn->c_obj.id, ret);
-		rdmaxfer_conn_fail(conn, ret);
-	}
-}
-
-/* Context: send CQ completion handler (softirq). */
-static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_ka_cqe);
-
-	spin_lock_bh(&conn->c_lock);
-	conn->c_ka_posted = false;
-	spin_unlock_bh(&conn->c_lock);
-	wake_up_all(&conn->c_wait);	/* a registration may wait for it */
-	if (wc->status == IB_WC_SUCCESS)
-		return;
-	if (wc->status == IB_WC_WR_FLUSH_ERR) {
-		rdmaxfer_conn_flushed(conn);	/* no receive may be posted */
-		return;
-	}
-	if (wc->status == IB_WC_RETRY_EXC_ERR) {
-		rdmaxfer_ka_dead(conn);
-		return;
-	}
-	pr_debug("conn %u: keepalive: %s\n", conn->c_obj.id, ib_wc_status_msg(wc->status));
-	rdmaxfer_conn_fail(conn, rdmaxfer_wc_errno(conn, wc->status));
 }
 
 static void rdmaxfer_conn_down_work(struct work_struct *work)
@@ -553,8 +359,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	init_rwsem(&conn->c_post_sem);
 	INIT_WORK(&conn->c_down_work, rdmaxfer_conn_down_work);
 	INIT_WORK(&conn->c_up_work, rdmaxfer_listener_up_work);
-	INIT_DELAYED_WORK(&conn->c_ka_work, rdmaxfer_ka_work);
-	conn->c_ka_cqe.done = rdmaxfer_ka_done;
+	rdmaxfer_ka_setup(conn);
 	return conn;
 }
 
@@ -570,6 +375,7 @@ static void rdmaxfer_conn_free_resources(struct rdmaxfer_conn *conn)
 			ib_destroy_qp(conn->c_qp);
 		conn->c_qp = NULL;
 	}
+	rdmaxfer_probe_free(conn);
 	rdmaxfer_ctrl_free_all(conn);
 	if (conn->c_scq) {
 		ib_cq_pool_put(conn->c_scq, conn->c_scq_size);
@@ -627,7 +433,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	struct rdmaxfer_device *rd;
 	struct ib_port_attr pattr;
 	struct ib_device *ib;
-	u32 hdr;
+	u32 hdr, probe_ctxs;
 	int ret;
 
 	might_sleep();
@@ -661,7 +467,13 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_pd_held = true;
 	conn->c_max_msg = min_t(u32, pattr.max_msg_sz, SZ_1G);
 
-	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE + 3 * RDMAXFER_RW_CTXS;
+	ret = rdmaxfer_probe_alloc(conn);
+	if (ret)
+		return ret;
+	/* the READ probe (keepalive.c): one rdma_rw context more, and its WRs */
+	probe_ctxs = conn->c_probe ? 1 : 0;
+	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE +
+			   3 * (RDMAXFER_RW_CTXS + probe_ctxs);
 	/* see "Queue pair" above for the two poll contexts */
 	conn->c_scq = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) :
 		      ib_cq_pool_get(ib, conn->c_scq_size, -1, IB_POLL_SOFTIRQ);
@@ -689,14 +501,18 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_recv_wr = RDMAXFER_RQ_SIZE;
 	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
 	attr.cap.max_recv_sge = min_t(u32, ib->attrs.max_recv_sge, RDMAXFER_MAX_MSG_SGES + hdr);
-	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS;
+	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS + probe_ctxs;
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_create_qp(id, conn->c_pd, &attr);
 	if (ret)
 		return ret;
 	conn->c_qp = id->qp;
 	conn->c_qpn = id->qp->qp_num;
-	/* rdma_rw added its WRs to max_send_wr; keep the drain's and the probe's */
-	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE;
+	/*
+	 * rdma_rw added its WRs to max_send_wr; keep the drain's and the
+	 * probe's (a READ probe's registration and invalidation too)
+	 */
+	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE -
+			  2 * probe_ctxs;
 	conn->c_wr_max = conn->c_wr_free;
 	conn->c_rw_free = RDMAXFER_RW_CTXS;
 	/*
@@ -774,6 +590,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	cancel_work_sync(&conn->c_up_work);	/* queued by a receive */
 	rdmaxfer_sq_sweep(conn);
 	rdmaxfer_sq_flush_owed(conn);
+	rdmaxfer_probe_flush(conn);
 	rdmaxfer_held_slots_flush(conn);
 	return was_up;
 }

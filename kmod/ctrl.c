@@ -1044,6 +1044,8 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return rdmaxfer_handle_data(conn, p, plen);
 	case RDMAXFER_MSG_WRITE_DONE:
 		return rdmaxfer_handle_write_done(conn, p, plen);
+	case RDMAXFER_MSG_PROBE:
+		return rdmaxfer_probe_handle(conn, p, plen);
 	default:
 		return -EPROTO;
 	}

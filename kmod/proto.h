@@ -105,6 +105,7 @@ struct rdmaxfer_cm_hello {
 #define RDMAXFER_HELLO_SLOTS	0x1	/* receive slots: the rules above */
 #define RDMAXFER_HELLO_WANT	0x2	/* and WANT messages (with SLOTS only) */
 #define RDMAXFER_HELLO_SLOT_HDR	0x4	/* slots start with a header entry (with SLOTS only) */
+#define RDMAXFER_HELLO_PROBE	0x8	/* the sender's probe bytes may be read (iWARP) */
 
 /**
  * struct rdmaxfer_cm_hello_ext - the hello of this version
@@ -141,7 +142,11 @@ enum rdmaxfer_msg_type {
 	RDMAXFER_MSG_WRITE_DONE,	/* struct rdmaxfer_msg_write_done */
 	RDMAXFER_MSG_WANT,		/* struct rdmaxfer_msg_want (slots only) */
 	RDMAXFER_MSG_USER,		/* a user's message in a slot (slot headers only) */
+	RDMAXFER_MSG_PROBE,		/* struct rdmaxfer_msg_seg: the probe bytes (PROBE only) */
 };
+
+/* bytes a READ probe reads: the length of a PROBE message's segment */
+#define RDMAXFER_PROBE_LEN	8
 
 /**
  * struct rdmaxfer_msg_hdr - header of every control message

@@ -9,8 +9,8 @@
  * listen.c is the listener (LISTEN, ACCEPT); mem.c registers buffers and
  * windows, xfer.c issues operations and completes them; below them ctrl.c is the control channel
  * (credits, the peer's messages, RECV), conn.c a connection's queue pair
- * (setup, fail, stop and destroy) and sq.c its send queue's room and owed
- * completions; device.c follows RDMA
+ * (setup, fail, stop and destroy), sq.c its send queue's room and owed
+ * completions and keepalive.c its probes (dead peers); device.c follows RDMA
  * devices through an ib_client.  Only uapi/linux/rdmaxfer.h is visible to
  * userspace; proto.h is the wire.
  *
@@ -86,7 +86,7 @@
 #define RDMAXFER_SEND_BUFS	32	/* control send buffers */
 #define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
 #define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
-#define RDMAXFER_SIGNAL_BYTES	SZ_4M	/* and a CQE at least every 4 MiB of a chain */
+#define RDMAXFER_SIGNAL_BYTES	SZ_1M	/* and a CQE at least every 1 MiB of a chain */
 #define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
 #define RDMAXFER_SQ_SPARE	2	/* send WRs for the drain and the keepalive */
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
@@ -464,6 +464,39 @@ struct rdmaxfer_msg {
 };
 
 /**
+ * struct rdmaxfer_probe - the READ probe of an iWARP connection (keepalive.c)
+ * @pr_conn: its connection
+ * @pr_page: RDMAXFER_PROBE_LEN zero bytes at its start, for the peer to
+ *	read; our READ of the peer's lands in its second half
+ * @pr_dma: the bytes the peer reads, mapped to the device
+ * @pr_mr: registers them, REMOTE_READ alone, at iova 0
+ * @pr_reg_cqe: the registration's completion
+ * @pr_ctx: the rdma_rw context of our READ
+ * @pr_sg: its sink
+ * @pr_peer_addr: where the peer's probe bytes are, from its PROBE message
+ * @pr_peer_rkey: and their key
+ * @pr_registered: our registration is posted (keepalive work)
+ * @pr_told: our PROBE message went (keepalive work)
+ * @pr_peer_known: the peer's PROBE message came (c_lock)
+ * @pr_in_flight: @pr_ctx holds a READ posted and not yet done with (c_lock)
+ */
+struct rdmaxfer_probe {
+	struct rdmaxfer_conn	*pr_conn;
+	struct page		*pr_page;
+	u64			pr_dma;
+	struct ib_mr		*pr_mr;
+	struct ib_cqe		pr_reg_cqe;
+	struct rdma_rw_ctx	pr_ctx;
+	struct scatterlist	pr_sg;
+	u64			pr_peer_addr;
+	u32			pr_peer_rkey;
+	bool			pr_registered;
+	bool			pr_told;
+	bool			pr_peer_known;
+	bool			pr_in_flight;
+};
+
+/**
  * struct rdmaxfer_conn - a connection (one rdma_cm id, one RC QP)
  * @c_obj: id in the owning file (0 while waiting in a listener's queue)
  *	and references: the id table (or listener queue), the cm_id's
@@ -552,7 +585,7 @@ struct rdmaxfer_msg {
  * @c_ka_waits: keepalive ticks that found the probe still queued and
  *	neither queue moved since the tick before
  * @c_ka_strict: the transport does not bound the probe (a QP that may
- *	retry forever, iWARP; see "Dead peers" in conn.c): a probe still
+ *	retry forever, iWARP; see keepalive.c): a probe still
  *	queued at the second tick after it, with no completion on either
  *	queue in between, fails the connection; set before the connection is
  *	up, read-only after
@@ -590,10 +623,12 @@ struct rdmaxfer_msg {
  * @c_torn_down: teardown has run
  * @c_down_work: tears the connection down after a CM event or an error
  * @c_ka_work: posts a keepalive probe every @c_ka_interval while the
- *	connection is established (see "Dead peers" in conn.c)
+ *	connection is established (see keepalive.c)
  * @c_ka_cqe: the probe's completion
  * @c_ka_interval: jiffies between probes, 0: no keepalive; set before the
  *	connection is up, read-only after
+ * @c_probe: iWARP: the READ probe's bytes (keepalive.c); NULL elsewhere;
+ *	set before the QP exists
  * @c_recvs: receive buffers
  * @c_sends: send buffers
  * @c_lmrs: local registrations of buffers on this connection (mem.c)
@@ -708,6 +743,7 @@ struct rdmaxfer_conn {
 	struct delayed_work		c_ka_work;
 	struct ib_cqe			c_ka_cqe;
 	unsigned long			c_ka_interval;
+	struct rdmaxfer_probe		*c_probe;
 
 	struct rdmaxfer_ctrl		c_recvs[RDMAXFER_RECV_DEPTH];
 	struct rdmaxfer_ctrl		c_sends[RDMAXFER_SEND_BUFS];
@@ -976,7 +1012,6 @@ void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_pd_put(struct rdmaxfer_conn *conn);
 int rdmaxfer_conn_enter(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_exit(struct rdmaxfer_conn *conn);
-void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
 void rdmaxfer_fault_init(void);
 void rdmaxfer_fault_exit(void);
 #ifdef CONFIG_FAULT_INJECTION
@@ -988,6 +1023,15 @@ static inline bool rdmaxfer_cm_fault(void)
 }
 #endif
 
+/* keepalive.c */
+void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id);
+void rdmaxfer_ka_setup(struct rdmaxfer_conn *conn);
+void rdmaxfer_ka_start(struct rdmaxfer_conn *conn);
+int rdmaxfer_probe_alloc(struct rdmaxfer_conn *conn);
+void rdmaxfer_probe_free(struct rdmaxfer_conn *conn);
+void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn);
+int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+
 /* sq.c */
 int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);
 u32 rdmaxfer_wr_take_upto(struct rdmaxfer_conn *conn, u32 nwr);
@@ -997,6 +1041,7 @@ void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw);
 void rdmaxfer_sq_owe(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe);
 void rdmaxfer_sq_paid(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe, u32 nwr);
 void rdmaxfer_sq_flush_owed(struct rdmaxfer_conn *conn);
+bool rdmaxfer_sq_idle(struct rdmaxfer_conn *conn);
 
 /* mem.c */
 int rdmaxfer_ioctl_reg_buf(struct rdmaxfer_file *rf, void *arg);

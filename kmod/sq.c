@@ -138,6 +138,20 @@ static bool rdmaxfer_sq_empty(struct rdmaxfer_conn *conn)
 	return conn->c_wr_free == conn->c_wr_max && !conn->c_ka_posted;
 }
 
+/**
+ * rdmaxfer_sq_idle - may a registration be posted now, without waiting?
+ * @conn: the connection
+ *
+ * The send queue is empty and no registration waits for it (see
+ * rdmaxfer_post_reg()).
+ *
+ * Context: c_lock held.
+ */
+bool rdmaxfer_sq_idle(struct rdmaxfer_conn *conn)
+{
+	return rdmaxfer_sq_empty(conn) && !conn->c_reg_waits;
+}
+
 /* rdmaxfer_post_reg()'s wait: the send queue is empty or the connection down. */
 static bool rdmaxfer_reg_may_post(struct rdmaxfer_conn *conn)
 {

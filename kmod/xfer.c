@@ -99,8 +99,9 @@ static bool rdmaxfer_send_is_zc(const struct rdmaxfer_conn *conn)
  *
  * Transport retries exhausted is a peer that stopped answering (its host
  * died, or the link is cut for longer than the retries last): -ETIMEDOUT.
- * A local failure after our own close (CLOSE, the file's release) is that
- * close's doing: -ECANCELED, as for a flush.
+ * A local failure after our own teardown began (CLOSE, the file's release,
+ * the keepalive's verdict) is that teardown's doing: -ECANCELED, as for a
+ * flush.
  *
  * Context: any.
  * Return: 0 or a negative errno.
@@ -122,13 +123,14 @@ int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st)
 		return -ECONNRESET;
 	default:
 		/*
-		 * The operation a transport was sending when our own close cut
-		 * its connection fails as such (siw: IB_WC_LOC_QP_OP_ERR once the
-		 * socket is shut down): what a flush would say.
+		 * The operation a transport was sending when our own teardown
+		 * cut its connection (a close, a dead peer, a removed device)
+		 * fails as such (siw: IB_WC_LOC_QP_OP_ERR once the socket is
+		 * shut down): what a flush would say; the reason comes with the
+		 * DISCONNECTED event.
 		 */
-		if (READ_ONCE(conn->c_state) == RDMAXFER_CS_DOWN &&
-		    READ_ONCE(conn->c_error) == -ECANCELED)
-			return -ECANCELED;
+		if (READ_ONCE(conn->c_state) == RDMAXFER_CS_DOWN && READ_ONCE(conn->c_error))
+			return READ_ONCE(conn->c_error) == -ENODEV ? -ENODEV : -ECANCELED;
 		return -EIO;
 	}
 }
@@ -968,7 +970,7 @@ struct rdmaxfer_chain {
  * Append a piece's WRs; its last WR carries its cqe, unsignaled unless the
  * chain has RDMAXFER_SIGNAL_BYTES since its last signaled one: a long
  * chain then shows its progress, which the keepalive's rule for a probe
- * stuck behind data reads (conn.c, "Dead peers").
+ * stuck behind data reads (keepalive.c).
  */
 static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece *p)
 {

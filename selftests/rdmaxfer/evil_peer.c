@@ -22,6 +22,8 @@
  *   runs       a CREDIT message announcing a slot, from a peer whose hello
  *              (this one's) did not say it speaks slots
  *   want       a WANT message (a sender stuck for credits), from such a peer
+ *   probe      a well-formed PROBE message (where its probe bytes are), from
+ *              a peer whose hello did not offer the READ probe
  *
  * and waits up to 5 s for the server to disconnect.  Mode `valid` sends a
  * well-formed empty CREDIT message instead: the control case, which must
@@ -140,6 +142,7 @@
 #define RX_MSG_DATA		4
 #define RX_MSG_WRITE_DONE	5
 #define RX_MSG_WANT		6
+#define RX_MSG_PROBE		8
 #define RX_REMOTE_READ		1u
 #define RX_PAGE_SIZE		4096
 #define RX_MAX_SEGS		255
@@ -1190,6 +1193,14 @@ static int build(uint8_t *m, uint32_t server_win)
 		put32(p + RX_ADVERT_LEN + 12, 8192);
 		return RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN;
 	}
+	if (!strcmp(mode, "probe")) {
+		put16(m, RX_MSG_PROBE);
+		put32(m + 4, RX_SEG_LEN);
+		put64(p + 0, 0);		/* addr */
+		put32(p + 8, 0x1234);		/* rkey */
+		put32(p + 12, 8);		/* length: RDMAXFER_PROBE_LEN */
+		return RX_HDR_LEN + RX_SEG_LEN;
+	}
 	if (!strcmp(mode, "writedone")) {
 		/* an otherwise sane WRITE_DONE on a window id we were never given */
 		bogus = server_win ^ 0x40000000u;
@@ -1347,7 +1358,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; int args; } modes[] = {
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
-		{ "runs", 0 }, { "want", 0 }, { "valid", 0 }, { "advaddr", 0 },
+		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "valid", 0 }, { "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { NULL, 0 },
 	};
@@ -1361,7 +1372,7 @@ int main(int argc, char **argv)
 		;
 	if (!modes[i].name || argc != 4 + modes[i].args) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|valid|advaddr|advflood|keysweep\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|valid|advaddr|advflood|keysweep\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"

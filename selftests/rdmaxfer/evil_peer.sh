@@ -25,7 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 
 EVIL=$SELFTEST_DIR/evil_peer
-MODES="badlen badtype credits advert0 advertovf writedone skip immctl runs want"
+MODES="badlen badtype credits advert0 advertovf writedone skip immctl runs want probe"
 FLOODS="writedone advrevoke send"
 HELPER=$SELFTEST_DIR/xfer_helper
 PORT=18700
