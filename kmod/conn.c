@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdmaxfer - a connection's queue pair: its life from setup to destroy, the
- * send-queue budget, dead peers, failing.
+ * send-queue budget, failing (dead peers: keepalive.c).
  *
  * The layers of a connection (Documentation/architecture.md draws them):
  * cm.c speaks rdma_cm and serves the connection ioctls; it calls this file
