@@ -375,7 +375,7 @@ static int rdmaxfer_probe_prepare(struct rdmaxfer_conn *conn)
 	u32 rkey;
 	int ret;
 
-	if (!pr || !conn->c_ka_interval)
+	if (!pr)
 		return -EAGAIN;
 	spin_lock_bh(&conn->c_lock);
 	ret = pr->pr_peer_known && !conn->c_ka_posted ? 0 : -EAGAIN;
@@ -485,7 +485,7 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_ka_interval) {
 		/* no keepalive of ours: only telling the peer */
 		if (conn->c_probe && !conn->c_probe->pr_told)
-			queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, HZ);
+			queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, rdmaxfer_ka_period(conn));
 	} else if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
 		moved = conn->c_sq_moved + conn->c_rx_done;
 		if (conn->c_await_first) {
