@@ -20,19 +20,26 @@
  * Fast path.  The pieces of consecutive WRITE/READ operations of one
  * SUBMIT on one connection are linked into one chain of work requests and
  * posted with a single ib_post_send() (one doorbell), at most
- * RDMAXFER_SIGNAL_EVERY pieces at a time; only the last WR of a chain is
- * signaled, and within a chain the last of a piece that completes
- * RDMAXFER_SIGNAL_BYTES since the one before (a long chain shows its
- * progress to the keepalive, conn.c).  Every piece's last WR still carries
- * its ib_cqe, so an error or a flush completes it individually.  Posted pieces wait on
- * c_sq_pieces in send-queue order: a send queue completes in order, so a
- * completion for piece P means that every piece posted before P and still
- * on the list finished successfully (an unsignaled WR that fails, or is
- * flushed, completes with its own error first).  Handling one CQE thus
- * completes the pieces before it, returns their room and, per operation,
- * queues one completion event.  A chain is posted before anything that
- * may sleep on the peer (credits, room) and at the end of the SUBMIT, so a
- * posted unsignaled WR is always followed by a signaled one.  WRITE_IMM is a WRITE
+ * RDMAXFER_SIGNAL_EVERY pieces at a time; only the last WR of a chain's
+ * READ pieces and the last of its other pieces are signaled, and within a
+ * chain the last of a piece that completes RDMAXFER_SIGNAL_BYTES since the
+ * one before (a long chain shows its progress to the keepalive,
+ * keepalive.c).  Every piece's last WR still carries its ib_cqe, so an
+ * error or a flush completes it individually.  Posted pieces wait on
+ * c_sq_pieces in send-queue order.  The verbs complete a send queue in
+ * order, but Soft-iWARP completes a WRITE once TCP took it and a READ when
+ * its response is in, so a WRITE may complete before a READ posted ahead
+ * of it (6.1's siw_qp_tx.c; an earlier version of this code took that for
+ * the READ's completion, and the READ's own then found its piece gone: a
+ * kernel panic).  Each class keeps its own order there, so a completion
+ * for piece P means that every piece of P's class (READ or not) posted
+ * before P and still on the list finished successfully (an unsignaled WR
+ * that fails, or is flushed, completes with its own error first).
+ * Handling one CQE thus completes those pieces, returns their room and,
+ * per operation, queues one completion event.  A chain is posted before
+ * anything that may sleep on the peer (credits, room) and at the end of
+ * the SUBMIT, so a posted unsignaled WR is always followed by a signaled
+ * one of its class.  WRITE_IMM is a WRITE
  * followed, on the same QP, by a WRITE_DONE control message carrying the
  * immediate, the window and the range: RC ordering delivers it after the
  * data, and the 32-bit immediate of the verb could not carry the window as
@@ -317,20 +324,34 @@ static void rdmaxfer_pieces_finish(struct list_head *list, enum ib_wc_status ear
 	rdmaxfer_queue_events(rf, &evs);
 }
 
+/* A READ piece?  See "Fast path" above for why the class matters. */
+static bool rdmaxfer_piece_is_read(const struct rdmaxfer_piece *p)
+{
+	return p->p_req->r_dir == DMA_FROM_DEVICE;
+}
+
 static void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_piece *p = container_of(wc->wr_cqe, struct rdmaxfer_piece, p_cqe);
 	struct rdmaxfer_conn *conn = p->p_req->r_conn;
+	bool read = rdmaxfer_piece_is_read(p);
+	struct rdmaxfer_piece *q, *tmp;
 	LIST_HEAD(done);
 
 	rdmaxfer_conn_wc_failed(conn, wc);
 	/*
-	 * This piece and every piece posted before it that is still listed:
-	 * P is listed (it was, before posting, and only a completion of P or
-	 * of a later piece takes it off, which in order comes after this one).
+	 * This piece and every piece of its class posted before it that is
+	 * still listed ("Fast path" above): P is listed (it was, before
+	 * posting, and only a completion of P or of a later piece of its
+	 * class takes it off, which comes after this one).
 	 */
 	spin_lock_bh(&conn->c_lock);
-	list_cut_position(&done, &conn->c_sq_pieces, &p->p_sq_entry);
+	list_for_each_entry_safe(q, tmp, &conn->c_sq_pieces, p_sq_entry) {
+		if (rdmaxfer_piece_is_read(q) == read)
+			list_move_tail(&q->p_sq_entry, &done);
+		if (q == p)
+			break;
+	}
 	conn->c_sq_moved++;
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&done, IB_WC_SUCCESS, wc->status);
@@ -960,6 +981,7 @@ struct rdmaxfer_chain {
 	struct list_head	pieces;
 	struct ib_send_wr	*first;
 	struct ib_send_wr	*last;
+	struct ib_send_wr	*last_of[2];	/* of its READ pieces, of the others */
 	u32			npieces;
 	u32			unsignaled;
 	int			err;
@@ -1000,6 +1022,7 @@ static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece 
 	else
 		ch->first = first;
 	ch->last = last;
+	ch->last_of[!rdmaxfer_piece_is_read(p)] = last;
 	list_add_tail(&p->p_sq_entry, &ch->pieces);
 	ch->npieces++;
 }
@@ -1038,7 +1061,11 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 	lockdep_assert_held_read(&conn->c_post_sem);
 	if (!ch->npieces)
 		return 0;
-	ch->last->send_flags |= IB_SEND_SIGNALED;
+	/* each class's last piece: a later piece of the other may complete first */
+	if (ch->last_of[0])
+		ch->last_of[0]->send_flags |= IB_SEND_SIGNALED;
+	if (ch->last_of[1])
+		ch->last_of[1]->send_flags |= IB_SEND_SIGNALED;
 	/* _bh: see rdmaxfer_ctrl_send() */
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
@@ -1069,6 +1096,8 @@ static int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 
 	ch->first = NULL;
 	ch->last = NULL;
+	ch->last_of[0] = NULL;
+	ch->last_of[1] = NULL;
 	ch->npieces = 0;
 	ch->unsignaled = 0;
 	if (!ret)
