@@ -1484,6 +1484,38 @@ TEST_F(xfer, batch_of_mixed_ops)
 }
 
 /*
+ * A READ and then a WRITE in one SUBMIT (one chain): the READ completes
+ * only once its bytes are here, whatever the WRITE does.  Soft-iWARP
+ * completes the WRITE as soon as TCP took it, before the READ's response
+ * is in (regression: the WRITE's completion was taken for the READ's too,
+ * which then completed early, and the READ's own completion found its
+ * piece gone: a kernel panic in rdmaxfer_piece_done()).  Compared at once,
+ * without first_diff()'s wait: a READ's completion means its bytes are in.
+ */
+TEST_F(xfer, read_then_write_in_one_chain)
+{
+	const __u64 rlen = SBUF_LEN / 2, woff = SBUF_LEN * 3 / 4, wlen = 4096;
+	struct rdmaxfer_completion comp[2];
+	struct rdmaxfer_op ops[2];
+	unsigned int r;
+
+	for (r = 0; r < 20; r++) {
+		fill(self->smem, rlen, 100 + r);
+		memset(self->cmem + CBUF_LEN / 2, 0, rlen);
+		fill(self->cmem, wlen, 200 + r);
+		ops[0] = mkop(RDMAXFER_OP_READ, self->cconn, self->cbuf, CBUF_LEN / 2, self->win, 0,
+			      rlen, 0);
+		ops[1] = mkop(RDMAXFER_OP_WRITE, self->cconn, self->cbuf, 0, self->win, woff, wlen,
+			      0);
+		run_ops(_metadata, self, ops, 2, comp);
+		check_ok(_metadata, ops, comp, 2);
+		ASSERT_EQ(0, memcmp(self->cmem + CBUF_LEN / 2, self->smem, rlen))
+			TH_LOG("round %u: the READ completed before its bytes were in", r);
+		ASSERT_EQ(-1, first_diff(self->smem + woff, self->cmem, wlen)) TH_LOG("round %u", r);
+	}
+}
+
+/*
  * The fast path: full batches of small WRITEs and READs are chained, only
  * every 16th piece is signaled, and a batch needs more rdma_rw contexts
  * than a QP has (so posting waits for room mid-batch).  Every operation
