@@ -3219,14 +3219,14 @@ static void *id_racer_run(void *arg)
 TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 {
 	struct id_racer r = { .fd = -1 };
-	unsigned long listens = 0, conns = 0;
+	unsigned long listens = 0, conns = 0, dropped = 0;
 	struct rdmaxfer_stats st;
 	struct rdmaxfer_completion c;
 	pthread_t th;
-	__s64 start, end;
+	__s64 start, end, t;
 	__u32 lid, conn;
 	__u16 port;
-	int ret;
+	int ret, err;
 
 	r.fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, r.fd);
@@ -3242,23 +3242,38 @@ TEST_F_TIMEOUT(xfer, close_races_listen_and_connect, 90)
 		}
 		listens++;
 		r.last = lid;
+		t = now_ns();
 		ret = rdx_connect(r.fd, rdx_addr(test_addr4, port), 10 * SEC, &conn, NULL);
-		/* refused or reset: the racer closed the listener or its connection */
-		EXPECT_TRUE(!ret || ret == ECONNREFUSED || ret == ECONNRESET)
-			TH_LOG("CONNECT: %s", strerror(ret));
+		t = now_ns() - t;
 		if (!ret) {
 			conns++;
 			r.last = conn;
-			ret = rdx_close(r.fd, conn);
-			EXPECT_TRUE(!ret || ret == ENOENT);
+			err = rdx_close(r.fd, conn);
+			EXPECT_TRUE(!err || err == ENOENT);
 		}
-		ret = rdx_close(r.fd, lid);
-		EXPECT_TRUE(!ret || ret == ENOENT);
+		err = rdx_close(r.fd, lid);
+		EXPECT_TRUE(!err || err == ENOENT);
+		/*
+		 * iw_cm drops a connect request that reaches a listener being
+		 * destroyed, unanswered (6.1's iwcm.c, IWCM_F_DROP_EVENTS): the
+		 * client waits for the MPA reply until its deadline or the
+		 * provider's MPA timeout (10 s on siw), whichever comes first.
+		 * Only where the racer had closed the listener.
+		 */
+		if ((ret == ETIMEDOUT || ret == EHOSTUNREACH) && fixture_iwarp && err == ENOENT) {
+			dropped++;
+			continue;
+		}
+		/* refused or reset: the racer closed the listener or its connection */
+		EXPECT_TRUE(!ret || ret == ECONNREFUSED || ret == ECONNRESET)
+			TH_LOG("CONNECT to port %u (listener %u, %s): %s after %lld ms", port, lid,
+			       err ? "closed by the racer" : "still open", strerror(ret),
+			       (long long)t / MS);
 	}
 	r.stop = 1;
 	pthread_join(th, NULL);
-	TH_LOG("%lu listeners, %lu connections, %lu ids closed by the racer", listens, conns,
-	       r.hits);
+	TH_LOG("%lu listeners, %lu connections, %lu ids closed by the racer, %lu connect requests dropped with their listener",
+	       listens, conns, r.hits, dropped);
 	EXPECT_LT(10, listens);
 	EXPECT_LT(0, conns);
 	/* the racer closed the accepted side's ids too; nothing is left */
