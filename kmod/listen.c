@@ -194,9 +194,15 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 					 (int)ev->param.conn.responder_resources);
 	param.initiator_depth = min3(a->max_qp_init_rd_atom, RDMAXFER_RD_ATOM,
 				     (int)ev->param.conn.initiator_depth);
-	/* a client that answers no READ gets no READ probe (keepalive.c) */
-	if (!param.initiator_depth)
+	/*
+	 * The READ probe (keepalive.c) needs READs both ways: where either
+	 * way has none, neither side offers it, so neither sends a PROBE
+	 * message the other would take for a protocol error.
+	 */
+	if (!param.initiator_depth || !param.responder_resources) {
 		conn->c_peer_features &= ~RDMAXFER_HELLO_PROBE;
+		hello.features &= ~cpu_to_be32(RDMAXFER_HELLO_PROBE);
+	}
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
 		rdmaxfer_conn_fail(conn, ret);

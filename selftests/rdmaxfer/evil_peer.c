@@ -73,6 +73,11 @@
  *                      server's keepalive must find out and disconnect
  *                      within MS ms (its peer_timeout_ms).  Prints the time
  *                      it took.  Exit 0 so, 1 not (or later), 2 setup.
+ *   probeoffer         offers the READ probe in its hello (the 32-byte
+ *                      form, bit RDMAXFER_HELLO_PROBE alone) and looks at
+ *                      the server's reply: exit 0 the reply does not offer
+ *                      it, 1 it does, 2 setup.  With EVIL_DEPTHS setting a
+ *                      depth to 0 (no READs one way) it must not.
  *   silent MS          (iWARP) connects and never sends its first message
  *                      (protocol.md, "The first message on iWARP"): the
  *                      server must send nothing to it and drop it within
@@ -131,6 +136,8 @@
 #define RX_MAGIC		0x52584652u
 #define RX_VERSION		1
 #define RX_HELLO_LEN		24
+#define RX_HELLO_EXT_LEN	32	/* + features, rq_entries */
+#define RX_HELLO_PROBE		0x8u
 #define RX_HDR_LEN		8
 #define RX_ADVERT_LEN		24
 #define RX_SEG_LEN		16
@@ -218,6 +225,7 @@ struct peer {
 	struct ibv_mr *mr;
 	uint8_t *buf;			/* NRECV receive buffers, a send buffer, the first message's */
 	unsigned int peer_recvs;	/* the server's receive buffers: our credits */
+	uint32_t peer_features;		/* its hello's features (0: the short form) */
 	bool qp;
 	bool connected;
 };
@@ -484,7 +492,7 @@ static int hello_connect(struct peer *pr)
 	/* asymmetric READ depths, e.g. "1,0": a reader that answers no READs */
 	const char *depths = getenv("EVIL_DEPTHS");
 	struct rdma_conn_param cp = { 0 };
-	uint8_t hello[RX_HELLO_LEN], reply[64];
+	uint8_t hello[RX_HELLO_EXT_LEN], reply[64];
 	size_t rlen = sizeof(reply);
 	int type, status = 0;
 
@@ -497,7 +505,12 @@ static int hello_connect(struct peer *pr)
 	put32(hello + 16, MAX_MSG);
 	put32(hello + 20, 0);
 	cp.private_data = hello;
-	cp.private_data_len = sizeof(hello);
+	cp.private_data_len = RX_HELLO_LEN;
+	if (!strcmp(mode, "probeoffer")) {
+		put32(hello + 24, RX_HELLO_PROBE);
+		put32(hello + 28, 0);		/* rq_entries: our credits */
+		cp.private_data_len = RX_HELLO_EXT_LEN;
+	}
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
 	if (depths && sscanf(depths, "%hhu,%hhu", &cp.initiator_depth,
@@ -525,6 +538,7 @@ static int hello_connect(struct peer *pr)
 		return -1;
 	}
 	pr->peer_recvs = get16(reply + 6);
+	pr->peer_features = rlen >= RX_HELLO_EXT_LEN ? get32(reply + 24) : 0;
 	return first_message(pr);
 }
 
@@ -1358,7 +1372,8 @@ int main(int argc, char **argv)
 	static const struct { const char *name; int args; } modes[] = {
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
-		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "valid", 0 }, { "advaddr", 0 },
+		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
+		{ "advaddr", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { NULL, 0 },
 	};
@@ -1372,7 +1387,7 @@ int main(int argc, char **argv)
 		;
 	if (!modes[i].name || argc != 4 + modes[i].args) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|valid|advaddr|advflood|keysweep\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|keysweep\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
@@ -1389,6 +1404,11 @@ int main(int argc, char **argv)
 		goto out;
 	if (!strcmp(mode, "advaddr")) {
 		ret = check_advert_addrs(&pr);
+		goto out;
+	}
+	if (!strcmp(mode, "probeoffer")) {
+		printf("the server's hello: features 0x%x\n", pr.peer_features);
+		ret = pr.peer_features & RX_HELLO_PROBE ? 1 : 0;
 		goto out;
 	}
 	if (!strcmp(mode, "crossread")) {

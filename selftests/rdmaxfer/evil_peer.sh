@@ -74,10 +74,10 @@ protocol_errors()
 kmsg_mark
 
 # 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
-# (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2
+# (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2; the READ probe's offer: 3
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -141,6 +141,24 @@ ktap_result "advert_addresses_are_window_offsets" $rc
 run evil_reader env EVIL_DEPTHS=1,0 timeout 30 "$EVIL" $ADDR $PORT2 advaddr
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advaddr with ORD 1, IRD 0 exited $rc"; show evil_reader.out evil_reader.err; }
 ktap_result "reader_without_ird_may_read" $rc
+
+# The READ probe (iWARP's keepalive) needs READs both ways: a client whose
+# depths allow none one way must not be offered it, or its PROBE message
+# would be taken for a protocol error.  On iWARP the server offers it to a
+# client with READs both ways (the control); elsewhere it never offers it.
+for d in 1,0 0,1; do
+	run "evil_probeoffer_$d" env EVIL_DEPTHS=$d timeout 30 "$EVIL" $ADDR $PORT2 probeoffer
+	[ $rc -eq 0 ] || { ktap_diag "evil_peer probeoffer with ORD,IRD $d exited $rc"; show "evil_probeoffer_$d.out" "evil_probeoffer_$d.err"; }
+	ktap_result "no_read_probe_offered_to_depths_${d%,*}_${d#*,}" $rc
+done
+if ! dev_is_iwarp "$DEV"; then
+	ktap_skip "read_probe_offered_on_iwarp" "not iWARP: the keepalive's zero-length WRITE is acknowledged by the peer's RDMA transport there"
+else
+	run evil_probeoffer timeout 30 "$EVIL" $ADDR $PORT2 probeoffer
+	[ $rc -eq 1 ] || { ktap_diag "evil_peer probeoffer exited $rc, wanted 1 (offered)"; show evil_probeoffer.out evil_probeoffer.err; }
+	[ $rc -eq 1 ]
+	ktap_result "read_probe_offered_on_iwarp" $?
+fi
 
 run evil_crossread timeout 30 "$EVIL" $ADDR $PORT2 crossread $PORT
 [ $rc -eq 0 ] || { ktap_diag "evil_peer crossread exited $rc"; show evil_crossread.out evil_crossread.err; }
