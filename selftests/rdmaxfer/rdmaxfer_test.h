@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,24 @@ static inline __s64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__s64)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/*
+ * Write a line into the kernel's trace buffer, next to the rdmaxfer:*
+ * events of a test being diagnosed (testing.md, "Tracing"); nothing where
+ * tracefs is not mounted or not writable.
+ */
+static inline __attribute__((format(printf, 1, 2))) void trace_note(const char *fmt, ...)
+{
+	int fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+	va_list ap;
+
+	if (fd < 0)
+		return;
+	va_start(ap, fmt);
+	vdprintf(fd, fmt, ap);
+	va_end(ap);
+	close(fd);
 }
 
 /*

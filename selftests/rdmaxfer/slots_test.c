@@ -876,6 +876,7 @@ TEST_F_TIMEOUT(slots, echo_to_a_client_that_stops_reading, 180)
 	ASSERT_EQ(0, wait_peer_slots(self->cli, self->cconn, TMO));
 	ASSERT_EQ(0, wait_peer_slots(self->srv, self->sconn, TMO));
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	trace_note("slots echo_to_a_client_that_stops_reading: SENDs start\n");
 	for (;;) {
 		ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 		r = submit1(self->cli, send_op(self->cconn, self->cbuf, SLEN / 2, 64, sent,
@@ -883,6 +884,9 @@ TEST_F_TIMEOUT(slots, echo_to_a_client_that_stops_reading, 180)
 		if (r == EINTR && sent > ECHO_SRV_SLOTS)
 			break;
 		if (r == EINTR) {
+			if (early == 19)
+				trace_note("slots echo_to_a_client_that_stops_reading: SEND %u waited 10 s\n",
+					   sent);
 			ASSERT_GT(20, ++early) TH_LOG("SEND %u waited 10 s", sent);
 			continue;
 		}
