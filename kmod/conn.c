@@ -449,10 +449,13 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	conn->c_port = id->port_num;
 	conn->c_atomics = ib->attrs.atomic_cap != IB_ATOMIC_NONE;
 	conn->c_iwarp = rdma_protocol_iwarp(ib, conn->c_port);
-	/* rdma_rw's own rule: READs go through its MRs on iWARP */
+	/*
+	 * rdma_rw's own rule: READs go through its MRs on iWARP; and short
+	 * enough for the peer's keepalive (RDMAXFER_IWARP_READ_PAGES)
+	 */
 	if (conn->c_iwarp && ib->attrs.max_fast_reg_page_list_len > 1)
-		conn->c_read_piece = (min(ib->attrs.max_fast_reg_page_list_len, 256U) - 1) *
-				     PAGE_SIZE;
+		conn->c_read_piece = (min_t(u32, ib->attrs.max_fast_reg_page_list_len,
+					    RDMAXFER_IWARP_READ_PAGES) - 1) * PAGE_SIZE;
 	hdr = !rdmaxfer_port_has_imm(ib, conn->c_port);
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : ib_query_port(ib, conn->c_port, &pattr);
 	if (ret)

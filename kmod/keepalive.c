@@ -57,8 +57,15 @@
  * on, our probe is a READ of the peer's bytes into the second half of
  * our page, through rdma_rw (an iWARP READ's sink must be an MR the peer
  * may write, which rdma_rw registers and invalidates); its QP has one
- * rdma_rw context, and its WRs, more than SUBMIT may use.  Until then,
- * and with a peer that does not speak it, the probe is the WRITE.  The
+ * rdma_rw context, and its WRs, more than SUBMIT may use.  A side that
+ * only answers the peer's READs sees no completion at all, and its probe
+ * waits behind the responses it sends (siw sends one work request of its
+ * own per SIW_IRQ_MAXBURST_SQ_ACTIVE, 4, READ responses; the probe takes
+ * two, the sink's registration and the READ): so our READs on iWARP are
+ * at most RDMAXFER_IWARP_READ_PAGES (256 KiB) each, about 2 MiB ahead of
+ * the peer's probe, where 1 MiB READs put 8 MiB ahead of it and two KASAN
+ * guests at ~1 MiB/s failed a 64 MiB READ.  Until the peer's PROBE, and
+ * with a peer that does not speak it, the probe is the WRITE.  The
  * bytes are zeroes, never changed: a peer learns nothing from them, and
  * its key to them dies with the connection's PD.
  *

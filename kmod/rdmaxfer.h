@@ -87,6 +87,7 @@
 #define RDMAXFER_RW_CTXS	128	/* rdma_rw contexts (operation pieces) */
 #define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
 #define RDMAXFER_SIGNAL_BYTES	SZ_1M	/* and a CQE at least every 1 MiB of a chain */
+#define RDMAXFER_IWARP_READ_PAGES 64	/* pages of an iWARP READ (keepalive.c) */
 #define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
 #define RDMAXFER_SQ_SPARE	2	/* send WRs for the drain and the keepalive */
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
@@ -528,7 +529,9 @@ struct rdmaxfer_probe {
  *	WRITE's.  Where rdma_rw registers a READ's local pages (iWARP: the
  *	READ's sink must be registered for remote write), each of its
  *	contexts has one MR of min(max_fast_reg_page_list_len, 256) pages,
- *	filled a page per scatterlist entry: a piece must fit one
+ *	filled a page per scatterlist entry: a piece must fit one; and at
+ *	most RDMAXFER_IWARP_READ_PAGES, so that the peer's keepalive is not
+ *	stuck behind our READs' responses (keepalive.c)
  * @c_lock: protects the fields below up to @c_peer_wins, and state changes
  * @c_state: enum rdmaxfer_conn_state
  * @c_error: why the connection went down (negative errno), 0 before; set
