@@ -62,7 +62,7 @@
  * waits behind the responses it sends (siw sends one work request of its
  * own per SIW_IRQ_MAXBURST_SQ_ACTIVE, 4, READ responses; the probe takes
  * two, the sink's registration and the READ): so our READs on iWARP are
- * at most RDMAXFER_IWARP_READ_PAGES (256 KiB) each, about 2 MiB ahead of
+ * at most RDMAXFER_IWARP_READ_PAGES (64 pages) each, about 2 MiB ahead of
  * the peer's probe, where 1 MiB READs put 8 MiB ahead of it and two KASAN
  * guests at ~1 MiB/s failed a 64 MiB READ.  Until the peer's PROBE, and
  * with a peer that does not speak it, the probe is the WRITE.  The
