@@ -191,6 +191,7 @@ void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data)
 	if (!(conn->c_peer_features & RDMAXFER_HELLO_WANT))
 		return;
 	len = max(len, 1U);	/* 0: none */
+	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_WAIT, data ? RDMAXFER_MSG_USER : 0, len);
 	if (!*want || len < *want)
 		*want = len;
 	if (!sent || *want < sent)
@@ -235,8 +236,8 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 		.opcode = IB_WR_SEND,		/* no SGE: an empty message */
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	u32 seq;
-	int ret;
+	u32 seq, skips = 0;
+	int ret = 0;
 
 	lockdep_assert_held(&conn->c_lock);
 	for (seq = conn->c_tx_seq; seq != conn->c_tx_end; seq++)
@@ -254,13 +255,17 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 	while (conn->c_tx_seq != seq && conn->c_credits >= 2 && conn->c_wr_free) {
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 		if (ret)
-			return ret;
+			break;
 		conn->c_credits--;
 		conn->c_wr_free--;
 		conn->c_tx_seq++;
+		skips++;
 	}
-	if (conn->c_tx_seq == seq)
-		return 0;
+	if (skips)
+		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_SKIP, data ? RDMAXFER_MSG_USER : 0,
+				    skips);
+	if (ret || conn->c_tx_seq == seq)
+		return ret;
 	rdmaxfer_tx_want(conn, len, data);
 	return -EAGAIN;
 }
@@ -321,6 +326,7 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 		.send_flags = IB_SEND_SIGNALED,
 	};
 	u32 ann, rx_ann, user_slots;
+	bool last;
 	int ret;
 
 	/*
@@ -338,6 +344,20 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	if (type == RDMAXFER_MSG_WANT &&
 	    (!conn->c_want_due || (!conn->c_want[0] && !conn->c_want[1])))
 		type = RDMAXFER_MSG_CREDIT;
+	/*
+	 * Our last credit (the one claimed for this message) goes only to a
+	 * message that gives the peer an entry: if both sides spent their last
+	 * credits on messages that announce nothing (a WANT's header announces
+	 * control buffers only), each would wait for the other.  Such a WANT
+	 * goes as a CREDIT and stays due for the next credit; with nothing to
+	 * announce, nothing goes (the peer announces by itself: proto.h), but
+	 * for an iWARP client's first message (cm.c).
+	 */
+	last = !conn->c_credits;
+	if (last && type == RDMAXFER_MSG_WANT &&
+	    (conn->c_rx_ann == conn->c_rx_seq ||
+	     conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
+		type = RDMAXFER_MSG_CREDIT;
 	hdr->type = cpu_to_be16(type);
 	rx_ann = conn->c_rx_ann;
 	user_slots = conn->c_rx_user_slots;
@@ -353,7 +373,10 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 	}
 	hdr->length = cpu_to_be32(length);
 	sge.length = sizeof(*hdr) + length;
-	ret = rdmaxfer_tx_place(conn, sge.length, false);
+	if (last && conn->c_rx_ann == rx_ann && !conn->c_first_due)
+		ret = -EAGAIN;
+	else
+		ret = rdmaxfer_tx_place(conn, sge.length, false);
 	if (!ret) {
 		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
@@ -362,6 +385,7 @@ static int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl
 		rdmaxfer_sq_owe(conn, &ct->ct_cqe);
 		WRITE_ONCE(conn->c_first_due, false);
 		conn->c_tx_seq++;
+		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_TX, type, conn->c_rx_ann - rx_ann);
 		if (type == RDMAXFER_MSG_WANT) {
 			WRITE_ONCE(conn->c_want_due, false);
 			memcpy(conn->c_want_sent, conn->c_want, sizeof(conn->c_want));
@@ -721,6 +745,7 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	if (!ret) {
 		rdmaxfer_sq_owe(conn, &req->r_cqe);
 		conn->c_tx_seq++;
+		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_ECHO, RDMAXFER_MSG_USER, len);
 	} else {
 		conn->c_credits++;
 		conn->c_wr_free++;
@@ -1023,6 +1048,8 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 	plen = be32_to_cpu(hdr->length);
 	if (plen != len - sizeof(*hdr))
 		return -EPROTO;
+	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_RX, be16_to_cpu(hdr->type),
+			    be16_to_cpu(hdr->credits));
 	ret = rdmaxfer_credits_returned(conn, be16_to_cpu(hdr->credits),
 					conn->c_peer_ctrl_size);
 	if (ret)

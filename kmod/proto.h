@@ -56,6 +56,15 @@
  * buffers go back when slots run low), so that a sender left with at most
  * one credit is always answered (half of what is posted is then owed).
  *
+ * The last credit goes only to a message that announces at least one
+ * entry: a CREDIT, or a WANT whose header announces a control buffer.  A
+ * side that would spend it on a WANT announcing nothing sends a CREDIT
+ * with its runs instead (its WANT waits for the next credit), or nothing
+ * if it owes nothing.  Two sides that both spent their last credits on
+ * messages announcing nothing -- WANTs crossing on the wire -- would each
+ * wait for the other for ever; this way, whatever crosses, each arrival
+ * gives its receiver a credit back.
+ *
  * Slot headers (both hellos carry RDMAXFER_HELLO_SLOT_HDR).  A transport
  * without immediate data (iWARP: its SEND carries none) cannot tell a
  * user's message from a control message by the SEND_WITH_IMM opcode, nor

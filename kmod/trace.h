@@ -186,6 +186,94 @@ TRACE_EVENT(rdmaxfer_credits,
 		  __entry->granted, __entry->now)
 );
 
+/*
+ * Flow control (proto.h): a control message sent or received (@type, with
+ * the entries it announces in @n: sent, all of them; received, its
+ * header's), skips posted (@n), an echo posted, a message that must wait
+ * for the peer's entries (@n bytes).  For the last three @type is
+ * RDMAXFER_MSG_USER for a user's SEND, else 0 (a control message).  The
+ * counters are the connection's after it, read without c_lock on the
+ * receive side: for following a stall, not for accounting.
+ */
+#define RDMAXFER_FLOW_TX	0	/* a control message went out */
+#define RDMAXFER_FLOW_RX	1	/* a control message came in */
+#define RDMAXFER_FLOW_SKIP	2	/* @n skips went out */
+#define RDMAXFER_FLOW_ECHO	3	/* an echo went out */
+#define RDMAXFER_FLOW_WAIT	4	/* a message (@n bytes) waits for entries */
+
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_CREDIT);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_ADVERT);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_REVOKE);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_DATA);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_WRITE_DONE);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_WANT);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_USER);
+TRACE_DEFINE_ENUM(RDMAXFER_MSG_PROBE);
+
+TRACE_EVENT(rdmaxfer_flow,
+	TP_PROTO(const struct rdmaxfer_conn *conn, u32 what, u32 type, u32 n),
+	TP_ARGS(conn, what, type, n),
+	TP_STRUCT__entry(
+		__field(u32, file)
+		__field(u32, conn)
+		__field(u32, what)
+		__field(u32, type)
+		__field(u32, n)
+		__field(u32, credits)
+		__field(u32, tx_seq)
+		__field(u32, tx_end)
+		__field(u32, rx_done)
+		__field(u32, rx_ann)
+		__field(u32, rx_seq)
+		__field(u32, rx_ctrl)
+		__field(u32, rx_slots)
+		__field(u32, wr_free)
+		__field(bool, peer_wants)
+		__field(bool, want_due)
+	),
+	TP_fast_assign(
+		__entry->file = conn->c_obj.file->rf_trace_id;
+		__entry->conn = conn->c_obj.id;
+		__entry->what = what;
+		__entry->type = type;
+		__entry->n = n;
+		__entry->credits = READ_ONCE(conn->c_credits);
+		__entry->tx_seq = READ_ONCE(conn->c_tx_seq);
+		__entry->tx_end = READ_ONCE(conn->c_tx_end);
+		__entry->rx_done = READ_ONCE(conn->c_rx_done);
+		__entry->rx_ann = READ_ONCE(conn->c_rx_ann);
+		__entry->rx_seq = READ_ONCE(conn->c_rx_seq);
+		__entry->rx_ctrl = READ_ONCE(conn->c_rx_ctrl_posted);
+		__entry->rx_slots = READ_ONCE(conn->c_rx_slots);
+		__entry->wr_free = READ_ONCE(conn->c_wr_free);
+		__entry->peer_wants = READ_ONCE(conn->c_peer_wants);
+		__entry->want_due = READ_ONCE(conn->c_want_due);
+	),
+	TP_printk("file=%u conn=%u %s %s n=%u credits=%u tx=%u..%u rx=%u..%u..%u ctrl=%u slots=%u wr=%u%s%s",
+		  __entry->file, __entry->conn,
+		  __print_symbolic(__entry->what,
+				   { RDMAXFER_FLOW_TX, "tx" },
+				   { RDMAXFER_FLOW_RX, "rx" },
+				   { RDMAXFER_FLOW_SKIP, "skip" },
+				   { RDMAXFER_FLOW_ECHO, "echo" },
+				   { RDMAXFER_FLOW_WAIT, "wait" }),
+		  __print_symbolic(__entry->type,
+				   { 0, "control" },
+				   { RDMAXFER_MSG_CREDIT, "CREDIT" },
+				   { RDMAXFER_MSG_ADVERT, "ADVERT" },
+				   { RDMAXFER_MSG_REVOKE, "REVOKE" },
+				   { RDMAXFER_MSG_DATA, "DATA" },
+				   { RDMAXFER_MSG_WRITE_DONE, "WRITE_DONE" },
+				   { RDMAXFER_MSG_WANT, "WANT" },
+				   { RDMAXFER_MSG_USER, "USER" },
+				   { RDMAXFER_MSG_PROBE, "PROBE" }),
+		  __entry->n, __entry->credits, __entry->tx_seq,
+		  __entry->tx_end, __entry->rx_done, __entry->rx_ann, __entry->rx_seq,
+		  __entry->rx_ctrl, __entry->rx_slots, __entry->wr_free,
+		  __entry->peer_wants ? " peer_wants" : "",
+		  __entry->want_due ? " want_due" : "")
+);
+
 /* Keepalive: a probe posted, or the peer found dead. */
 TRACE_EVENT(rdmaxfer_keepalive,
 	TP_PROTO(const struct rdmaxfer_conn *conn, bool dead),

@@ -13,7 +13,8 @@
 # peer_timeout_ms=2000 (a keepalive probe every 0.5 s).  The trace must show
 # conn_up on both sides (client and server), window_expose, an op_post and
 # exactly one op_done with status 0 for each operation (matched by
-# user_data), credits, keepalive probes, and conn_down for every connection
+# user_data), credits, flow control (the ADVERT sent and received),
+# keepalive probes, and conn_down for every connection
 # that came up.  While the idle connection is up, rdmaxfer/connections lists
 # exactly its two ends (the write client's are gone), established, with a
 # QP number, the peer's address, one window each way, no bytes moved.
@@ -48,7 +49,7 @@ cleanup()
 }
 at_exit cleanup
 
-ktap_plan 9
+ktap_plan 10
 
 # events of one name, from the captured trace
 events()
@@ -129,6 +130,14 @@ n=$(count rdmaxfer_credits "granted=[1-9]")
 r=$?
 [ $r -eq 0 ] || ktap_diag "no credits event"
 ktap_result "credits" $r
+
+# 4b. flow control: the server's ADVERT went out and came in
+tx=$(count rdmaxfer_flow " tx ADVERT ")
+rx=$(count rdmaxfer_flow " rx ADVERT ")
+[ "$tx" -ge 1 ] && [ "$rx" -ge 1 ]
+r=$?
+[ $r -eq 0 ] || ktap_diag "rdmaxfer_flow ADVERT: $tx sent, $rx received"
+ktap_result "flow_advert_sent_and_received" $r
 
 # 5. the idle connection's keepalive probes (both ends, every 0.5 s)
 n=$(count rdmaxfer_keepalive " probe")
