@@ -460,43 +460,19 @@ int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /* --- ioctls ----------------------------------------------------------------- */
 
-/**
- * rdmaxfer_ioctl_connect - RDMAXFER_IOC_CONNECT
- * @rf: the file
- * @arg: struct rdmaxfer_connect
- *
- * Context: process context, sleeps interruptibly until the connection is
- * established, refused, or the timeout passes.
- * A peer at the all-zero address is refused: rdma_cm would take it for a
- * loopback to the first device and tie the id to it inside
- * rdma_resolve_addr(), where a DEVICE_REMOVAL could destroy the id under
- * that call.
- *
- * Return: 0, -ECONNREFUSED (reject_reason is set), -EHOSTUNREACH,
- * -ENETUNREACH, -ETIMEDOUT, -EINTR, -ENODEV, -EMFILE, -ENOMEM, -EINVAL (the
- * all-zero address).
+/*
+ * One attempt of CONNECT: a new connection and rdma_cm id to @ss, until
+ * @deadline.  On success the connection is published and its id is in
+ * @cmd; on failure it is gone.
  */
-int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
+static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_connect *cmd,
+				 struct sockaddr_storage *ss, unsigned long deadline)
 {
-	struct rdmaxfer_connect *cmd = arg;
-	struct rdmaxfer_addr addr = cmd->addr;
-	struct sockaddr_storage ss;
+	unsigned long tmo = time_after(deadline, jiffies) ? deadline - jiffies : 1;
 	struct rdmaxfer_conn *conn;
 	struct rdma_cm_id *id;
-	unsigned long tmo, deadline;
 	long left;
 	int ret;
-
-	if (!addr.port)
-		addr.port = RDMAXFER_DEFAULT_PORT;
-	ret = rdmaxfer_to_sockaddr(&addr, &ss);
-	if (ret)
-		return ret;
-	if (!memchr_inv(addr.addr, 0, addr.family == AF_INET ? 4 : 16))
-		return -EINVAL;
-	tmo = cmd->timeout_ns > 0 ? max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
-	      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS);
-	deadline = jiffies + tmo;
 
 	conn = rdmaxfer_conn_alloc(rf);
 	if (!conn)
@@ -516,7 +492,7 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	}
 	kref_get(&conn->c_obj.ref);			/* the id's context */
 	conn->c_id = id;
-	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss,
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)ss,
 				min_t(unsigned int, jiffies_to_msecs(tmo), RDMAXFER_RESOLVE_MS));
 	if (ret)
 		goto fail;
@@ -556,6 +532,58 @@ fail:
 	rdmaxfer_conn_teardown(conn, -ECANCELED);
 	rdmaxfer_obj_remove(&conn->c_obj);		/* only reserved */
 	rdmaxfer_obj_put(&conn->c_obj);
+	return ret;
+}
+
+/**
+ * rdmaxfer_ioctl_connect - RDMAXFER_IOC_CONNECT
+ * @rf: the file
+ * @arg: struct rdmaxfer_connect
+ *
+ * Context: process context, sleeps interruptibly until the connection is
+ * established, refused, or the timeout passes.
+ * A peer at the all-zero address is refused: rdma_cm would take it for a
+ * loopback to the first device and tie the id to it inside
+ * rdma_resolve_addr(), where a DEVICE_REMOVAL could destroy the id under
+ * that call.
+ *
+ * An iWARP device makes the connection's TCP socket in rdma_connect() and
+ * binds it to the port rdma_cm chose for the id, which rdma_cm picks from
+ * the ephemeral range without asking TCP: TCP may still hold that port (a
+ * TIME_WAIT of a socket without SO_REUSEADDR: -EADDRINUSE) or the very
+ * connection (a TIME_WAIT of an earlier one to the same listener:
+ * -EADDRNOTAVAIL).  Such an attempt is made again with a new id, which
+ * rdma_cm gives another port, as TCP's own connect() would have picked
+ * one that is free: up to RDMAXFER_CONNECT_TRIES attempts, all within the
+ * timeout.
+ *
+ * Return: 0, -ECONNREFUSED (reject_reason is set), -EHOSTUNREACH,
+ * -ENETUNREACH, -ETIMEDOUT, -EINTR, -ENODEV, -EMFILE, -ENOMEM, -EINVAL (the
+ * all-zero address), -EADDRINUSE or -EADDRNOTAVAIL (every attempt's port
+ * was taken).
+ */
+int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
+{
+	struct rdmaxfer_connect *cmd = arg;
+	struct rdmaxfer_addr addr = cmd->addr;
+	struct sockaddr_storage ss;
+	unsigned long deadline;
+	int ret, tries = 0;
+
+	if (!addr.port)
+		addr.port = RDMAXFER_DEFAULT_PORT;
+	ret = rdmaxfer_to_sockaddr(&addr, &ss);
+	if (ret)
+		return ret;
+	if (!memchr_inv(addr.addr, 0, addr.family == AF_INET ? 4 : 16))
+		return -EINVAL;
+	deadline = jiffies + (cmd->timeout_ns > 0 ?
+			      max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
+			      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS));
+	do {
+		ret = rdmaxfer_connect_once(rf, cmd, &ss, deadline);
+	} while ((ret == -EADDRINUSE || ret == -EADDRNOTAVAIL) &&
+		 ++tries < RDMAXFER_CONNECT_TRIES && time_before(jiffies, deadline));
 	return ret;
 }
 

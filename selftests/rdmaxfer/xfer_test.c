@@ -3654,6 +3654,138 @@ TEST(connect_interrupted_is_eintr)
 	close(fd);
 }
 
+/*
+ * An iWARP device binds the connection's TCP socket to the port rdma_cm
+ * picked from the ephemeral range, which TCP may still hold: CONNECT then
+ * tries again with another port (RDMAXFER_CONNECT_TRIES attempts).  With
+ * the range narrowed to two ports and a TIME_WAIT of a plain TCP socket
+ * (no SO_REUSEADDR) on the first, rdma_cm (which never hands out the port
+ * it handed out last) takes that port within two CONNECTs: each must
+ * still succeed.  Every CONNECT goes to its own listener, so the earlier
+ * connections' own TIME_WAITs never match the next one.  On RoCE no TCP
+ * socket is involved and the CONNECTs simply succeed.
+ */
+#define PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
+#define TW_PORTS	40100	/* pairs from here: the first held in TIME_WAIT */
+
+FIXTURE(portrange) {
+	char saved[64];
+};
+
+FIXTURE_SETUP(portrange)
+{
+	int fd = open(PORT_RANGE, O_RDONLY);
+	ssize_t n;
+
+	ASSERT_LE(0, fd);
+	n = read(fd, self->saved, sizeof(self->saved) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	self->saved[n] = 0;
+}
+
+FIXTURE_TEARDOWN(portrange)
+{
+	int fd = open(PORT_RANGE, O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, self->saved, strlen(self->saved)) < 0)
+			perror(PORT_RANGE);
+		close(fd);
+	}
+}
+
+/* Is @host:@port free for a socket without SO_REUSEADDR? */
+static bool tcp_port_free(const char *host, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	bool ret;
+
+	inet_pton(AF_INET, host, &a.sin_addr);
+	ret = s >= 0 && !bind(s, (struct sockaddr *)&a, sizeof(a));
+	if (s >= 0)
+		close(s);
+	return ret;
+}
+
+/* A TIME_WAIT on @host:@port of a socket without SO_REUSEADDR. */
+static int tcp_time_wait(const char *host, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET }, l = a;
+	socklen_t len = sizeof(l);
+	int one = 1, srv, cli, acc, ret = -1;
+	char c;
+
+	inet_pton(AF_INET, host, &a.sin_addr);
+	l.sin_addr = a.sin_addr;
+	srv = socket(AF_INET, SOCK_STREAM, 0);
+	cli = socket(AF_INET, SOCK_STREAM, 0);
+	if (srv < 0 || cli < 0 ||
+	    setsockopt(srv, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(srv, (struct sockaddr *)&l, sizeof(l)) || listen(srv, 1) ||
+	    getsockname(srv, (struct sockaddr *)&l, &len))
+		goto out;
+	a.sin_port = htons(port);
+	if (bind(cli, (struct sockaddr *)&a, sizeof(a)) ||
+	    connect(cli, (struct sockaddr *)&l, sizeof(l)))
+		goto out;
+	acc = accept(srv, NULL, NULL);
+	if (acc < 0)
+		goto out;
+	/* the client closes first, so its side goes to TIME_WAIT */
+	close(cli);
+	cli = -1;
+	if (read(acc, &c, 1) == 0)
+		ret = 0;
+	close(acc);
+out:
+	if (cli >= 0)
+		close(cli);
+	if (srv >= 0)
+		close(srv);
+	return ret;
+}
+
+TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
+{
+	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, pf, tw;
+	struct rdmaxfer_device_info di;
+	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_addr peer;
+	__u32 lid, conn, sconn;
+	char range[32];
+	__u16 port;
+
+	ASSERT_LE(0, fd);
+	/* a pair whose ports an earlier run (in TIME_WAIT for 60 s) left free */
+	for (tw = TW_PORTS; tw < TW_PORTS + 40; tw += 2)
+		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
+			break;
+	ASSERT_GT(TW_PORTS + 40, tw) TH_LOG("no two free ports from %d on", TW_PORTS);
+	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
+	pf = open(PORT_RANGE, O_WRONLY);
+	ASSERT_LE(0, pf);
+	ASSERT_EQ((ssize_t)strlen(range), write(pf, range, strlen(range)));
+	close(pf);
+	for (i = 0; i < 3; i++) {
+		port = tw - 100 + i;	/* outside the range */
+		ASSERT_EQ(0, rdx_listen(fd, rdx_addr(test_addr4, port), 0, &lid, &port));
+		r = rdx_connect(fd, rdx_addr(test_addr4, port), 10 * SEC, &conn, NULL);
+		ASSERT_EQ(0, r) TH_LOG("CONNECT %d on %s: %s", i, test_env()->dev, strerror(r));
+		ASSERT_EQ(0, rdx_accept(fd, lid, 10 * SEC, &sconn, &peer));
+		ASSERT_EQ(0, rdx_query_conn(fd, conn, &ci));
+		ASSERT_EQ(0, rdx_query_device(fd, ci.dev_index, &di));
+		/* iWARP: never from the port TCP holds */
+		if (di.node_type == RDMAXFER_NODE_RNIC)
+			EXPECT_EQ(tw + 1, peer.port) TH_LOG("CONNECT %d: from port %u", i, peer.port);
+		EXPECT_EQ(0, rdx_close(fd, sconn));
+		EXPECT_EQ(0, rdx_close(fd, conn));
+		EXPECT_EQ(0, rdx_close(fd, lid));
+	}
+	close(fd);
+}
+
 TEST(bad_address_family_is_rejected)
 {
 	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC);

@@ -394,7 +394,8 @@ struct rdmaxfer_accept {
  * Blocks until the connection is established or fails: ECONNREFUSED (no
  * listener, or the server rejected us: see @reject_reason), EHOSTUNREACH or
  * ENETUNREACH (no route or no RDMA device for the address), ETIMEDOUT,
- * EINTR (a signal; nothing is left behind).
+ * EINTR (a signal; nothing is left behind), EADDRINUSE or EADDRNOTAVAIL
+ * (iWARP: TCP held every local port tried; each attempt takes another).
  */
 struct rdmaxfer_connect {
 	__u32 size;
