@@ -460,6 +460,12 @@ int rdmaxfer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /* --- ioctls ----------------------------------------------------------------- */
 
+/* iWARP: TCP held the port rdma_cm chose (see rdmaxfer_ioctl_connect()). */
+static bool rdmaxfer_connect_port_taken(int ret)
+{
+	return ret == -EADDRINUSE || ret == -EADDRNOTAVAIL;
+}
+
 /*
  * One attempt of CONNECT: a new connection and rdma_cm id to @ss, until
  * @deadline.  On success the connection is published and its id is in
@@ -529,6 +535,9 @@ static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_conne
 
 fail:
 	cmd->reject_reason = ret == -ECONNREFUSED ? conn->c_reject_reason : 0;
+	/* counted once, by the caller, if no other attempt succeeds */
+	if (rdmaxfer_connect_port_taken(ret))
+		xchg(&conn->c_error, -ECANCELED);
 	rdmaxfer_conn_teardown(conn, -ECANCELED);
 	rdmaxfer_obj_remove(&conn->c_obj);		/* only reserved */
 	rdmaxfer_obj_put(&conn->c_obj);
@@ -582,8 +591,10 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 			      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS));
 	do {
 		ret = rdmaxfer_connect_once(rf, cmd, &ss, deadline);
-	} while ((ret == -EADDRINUSE || ret == -EADDRNOTAVAIL) &&
-		 ++tries < RDMAXFER_CONNECT_TRIES && time_before(jiffies, deadline));
+	} while (rdmaxfer_connect_port_taken(ret) && ++tries < RDMAXFER_CONNECT_TRIES &&
+		 time_before(jiffies, deadline));
+	if (rdmaxfer_connect_port_taken(ret))
+		rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
 	return ret;
 }
 

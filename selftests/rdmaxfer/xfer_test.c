@@ -3752,8 +3752,10 @@ TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
 	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, pf, tw;
 	struct rdmaxfer_device_info di;
 	struct rdmaxfer_conn_info ci;
+	struct rdmaxfer_stats st;
 	struct rdmaxfer_addr peer;
 	__u32 lid, conn, sconn;
+	__u64 errors;
 	char range[32];
 	__u16 port;
 
@@ -3763,6 +3765,8 @@ TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
 		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
 			break;
 	ASSERT_GT(TW_PORTS + 40, tw) TH_LOG("no two free ports from %d on", TW_PORTS);
+	ASSERT_EQ(0, rdx_stats(fd, &st));
+	errors = st.file.conn_errors;
 	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
 	pf = open(PORT_RANGE, O_WRONLY);
 	ASSERT_LE(0, pf);
@@ -3783,6 +3787,9 @@ TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
 		EXPECT_EQ(0, rdx_close(fd, conn));
 		EXPECT_EQ(0, rdx_close(fd, lid));
 	}
+	/* an attempt made again with another port is no failed connection */
+	ASSERT_EQ(0, rdx_stats(fd, &st));
+	EXPECT_EQ(errors, st.file.conn_errors);
 	close(fd);
 }
 
