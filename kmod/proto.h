@@ -43,9 +43,10 @@
  * hold none that fits while the receiver has one it has not announced.
  * Such a sender (if both hellos say RDMAXFER_HELLO_WANT) sends a WANT
  * (struct rdmaxfer_msg_want: the shortest control message and user's SEND
- * that wait), with its last credit if need be, once per announcement it
- * receives (again only for a shorter one).  The receiver, which knows which
- * of its entries the sender holds (it counts the completed ones), answers
+ * that wait), with its last credit if need be (but see below), once per
+ * announcement it receives (again only for a shorter one).  The receiver,
+ * which knows which of its entries the sender holds (it counts the
+ * completed ones), answers
  * with a CREDIT when one of those messages cannot be placed with what the
  * sender holds but could once told of all that is posted -- an entry it
  * fits with one more after it -- reposting control buffers it kept if that is
