@@ -243,14 +243,17 @@ server_up() {
 # behind it: rxe's skbs are never freed, its retries stop, and destroying a QP waits 50 s
 # and WARNs.  A dead host's switch port does not do that to its peers.)  link-down / link-up:
 # set_link on B's netdev through its monitor (the cable pulled; B's NIC reports carrier
-# loss).  Each is logged with the host's time in pair-server/requests.log.  Runs until A's
-# QEMU exits.
+# loss).  link-cut MS: link-down, and link-up MS ms (100..10000) later, timed here: a cut
+# timed by the guest lasts as long as its sleeps and pings take, 2.0 s on an idle host and
+# over 3 s in a busy KASAN guest.  Each is logged with the host's time in
+# pair-server/requests.log.  Runs until A's QEMU exits.
 rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
-    local line what
+    local line what arg
     tail -n +1 -s 0.1 -F --pid="$2" "$1" 2>/dev/null | while IFS= read -r line; do
-        [[ $line =~ rig-request:\ ([a-z-]+) ]] || continue
+        [[ $line =~ rig-request:\ ([a-z-]+)( ([0-9]+))? ]] || continue
         what=${BASH_REMATCH[1]}
-        echo "$(date +%s.%N) $what" >>"$3/requests.log"
+        arg=${BASH_REMATCH[3]}
+        echo "$(date +%s.%N) $what${arg:+ $arg}" >>"$3/requests.log"
         case $what in
         kill-server)
             echo "set_link n0 off" >&"$4"
@@ -258,6 +261,15 @@ rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
             kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
         link-down)   echo "set_link n0 off" >&"$4" ;;
         link-up)     echo "set_link n0 on" >&"$4" ;;
+        link-cut)
+            if [[ $arg =~ ^[0-9]+$ ]] && ((arg >= 100 && arg <= 10000)); then
+                echo "set_link n0 off" >&"$4"
+                sleep "$((arg / 1000)).$(printf %03d $((arg % 1000)))"
+                echo "set_link n0 on" >&"$4"
+                echo "$(date +%s.%N) link-up" >>"$3/requests.log"
+            else
+                echo "$(date +%s.%N) link-cut: bad length" >>"$3/requests.log"
+            fi ;;
         *)           echo "$(date +%s.%N) unknown request" >>"$3/requests.log" ;;
         esac
     done
