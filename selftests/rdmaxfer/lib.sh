@@ -124,6 +124,13 @@ dev_is_iwarp()
 	[ "$(cut -d: -f1 "/sys/class/infiniband/$1/node_type" 2>/dev/null)" = 4 ]
 }
 
+# dev_is_siw DEV: DEV is a Soft-iWARP device (siw sets this node description
+# on every device it makes, whatever its name)
+dev_is_siw()
+{
+	grep -q '^Software iWARP' "/sys/class/infiniband/$1/node_desc" 2>/dev/null
+}
+
 # Wait up to $2 seconds (default 5) for a condition command $1 to succeed.
 wait_for()
 {

@@ -57,6 +57,12 @@
  *	never answers the READ, the EXPOSE waits for its registration behind
  *	it.  Prints "exposed: RESULT" if EXPOSE returns, then sleeps until
  *	killed.  The test SIGKILLs it while it waits.
+ *   xfer_helper knock ADDR PORT N
+ *	a TCP peer, not an RDMA one: N times, open a TCP connection to
+ *	ADDR:PORT (an iWARP listener's port is a TCP port) and close it as
+ *	soon as it is established, with no byte sent, often before the
+ *	listener's provider accepted it; then exit: "knocked K" (K of N
+ *	were established).
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -568,6 +574,42 @@ static void __attribute__((noreturn)) conns(const char *host, unsigned int port,
 		pause();
 }
 
+static int knock(const char *host, unsigned int port, unsigned int n)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	unsigned int i, ok = 0;
+	int first = 0;
+	socklen_t len;
+
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		len = sizeof(*sin6);
+	} else {
+		die("knock: not an address", EINVAL);
+	}
+	for (i = 0; i < n; i++) {
+		int s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (s < 0)
+			die("socket", errno);
+		if (!connect(s, (struct sockaddr *)&ss, len))
+			ok++;
+		else if (!first)
+			first = errno;
+		close(s);
+	}
+	printf("knocked %u%s%s\n", ok, first ? " first error " : "",
+	       first ? strerrorname_np(first) ?: "?" : "");
+	return 0;
+}
+
 static int relisten(const char *host, int secs)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
@@ -685,6 +727,8 @@ int main(int argc, char **argv)
 		return relisten(argv[2], atoi(argv[3]));
 	if (argc < 5)
 		goto usage;
+	if (!strcmp(argv[1], "knock"))
+		return knock(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "serve"))
 		return serve(argv[2], atoi(argv[3]), size_arg(argv[4]),
 			     argc > 5 ? atol(argv[5]) : 0);
@@ -699,6 +743,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | hold | probe | stall INDEX\n");
 	return 2;
 }

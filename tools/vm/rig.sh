@@ -30,7 +30,8 @@
 #   tools/vm/rig/host.sh         host packages, the cache lock, setup, prepare
 #   tools/vm/rig/kernel.sh       the guest kernel: ABI, fetch (other suites: private apt),
 #                                the debug build, the sid build chroot, vmlinux
-#   tools/vm/rig/siw.sh          Soft-iWARP (siw.ko) for kernels that lack it
+#   tools/vm/rig/siw.sh          Soft-iWARP (siw.ko) for the guests, built with
+#   tools/vm/rig/siw-child-close.patch  our fix of a siw bug (a TCP peer kills a listener)
 #   tools/vm/rig/initramfs.sh    the base initramfs (cached) and the per-run payload
 #   tools/vm/rig/boot.sh         QEMU: one guest, or the client/server pair and its link
 #   tools/vm/rig/results.sh      KTAP -> leaf results, failure diagnostics, kernel log, summary

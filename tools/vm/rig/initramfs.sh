@@ -213,6 +213,12 @@ build_payload() {
         echo "RIG_KERNEL=$RIG_KERNEL"
         echo "RIG_PROVIDER=$RIG_PROVIDER"
         echo "RIG_DEV=${RIG_PROVIDER}0"
+        # siw.sh: the rig's own siw.ko (in updates/) has siw-child-close.patch
+        if [[ -e $(kernel_dir)/lib/modules/$KREL/updates/siw.ko ]]; then
+            echo "RIG_SIW_FIXED=1"
+        else
+            echo "RIG_SIW_FIXED="
+        fi
         echo "RIG_ROLE=$role"
         case $role in
         single)

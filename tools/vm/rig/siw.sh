@@ -9,17 +9,26 @@
 # built out of tree from the Debian source package of the same kernel, against the
 # guest kernel's headers, in a few seconds, and added to the cached kernel's module tree
 # as updates/siw.ko (depmod'ed): modprobe finds it in the guest as if the kernel had it.
-# The debug kernel enables CONFIG_RDMA_SIW itself (tools/vm/debug.config).
+#
+# Every siw the rig builds carries siw-child-close.patch (next to this file), a fix of
+# ours for a siw bug that every kernel up to the newest read has: a TCP connection
+# closed before siw accepted it releases the listener (a plain TCP peer connecting and
+# closing kills the listener, and closing that listener corrupts memory; the patch
+# says why, Documentation/providers.md how it was found).  The guest is told
+# (RIG_SIW_FIXED=1 in /etc/rig.conf); tests that would trip the bug skip without it.
 #
 #   stock   source: the host's linux-source-6.1 (the same package the rig installs for
 #           kselftest_harness.h), headers /usr/src/linux-headers-<krel>; always built,
 #           so that every stock guest can add a siw device
+#   debug   source and build tree: the debug kernel's own (tools/vm/debug.config has
+#           CONFIG_RDMA_SIW=m; ours in updates/ takes precedence over it)
 #   6.12    source: linux-source-6.12 of bookworm-backports, downloaded through the
 #           suite's private apt configuration into $CACHE/src/ (built only when
 #           RIG_PROVIDER=siw)
 #   sid     not built yet: RIG_PROVIDER=siw says so
 #
 #   $CACHE/siw/<krel>/     the extracted driver, its build, build.log, .key
+SIW_PATCH=$RIG_DIR/rig/siw-child-close.patch
 
 # The kernel has siw (built in, a module of its own, or ours added before).
 kernel_has_siw() {
@@ -29,10 +38,13 @@ kernel_has_siw() {
         grep -q '/siw\.ko' "$kdir/lib/modules/$KREL/modules.builtin" 2>/dev/null
 }
 
-# The source tarball for this kernel's siw (downloaded if need be), on stdout.
+# The source tarball for this kernel's siw (downloaded if need be), or its source tree
+# (debug), on stdout.
 siw_source_tar() {
     local d t
     case $RIG_KERNEL in
+    debug)
+        t=$DEBUG_DIR/src ;;
     stock)
         t=/usr/src/linux-source-6.1.tar.xz
         [[ -r $t ]] || die "no $t (run: $0 setup)" ;;
@@ -57,29 +69,42 @@ siw_source_tar() {
 
 # The headers modules for this kernel are built against.
 siw_kdir() {
-    if other_suite; then echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
+    if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR/src"
+    elif other_suite; then echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
     else echo "/usr/src/linux-headers-$KREL"; fi
 }
 
-# Build siw.ko where the kernel lacks it and add it to the cached module tree.
-# Rebuilt when the kernel or this code changes.  Called with the cache locked.
+# Build siw.ko (with SIW_PATCH) and add it to the cached module tree: always for stock
+# and debug, for 6.12 when RIG_PROVIDER=siw; another kernel keeps a siw of its own.
+# Rebuilt when the kernel, the patch or this code changes.  Called with the cache locked.
 ensure_siw() {
     local kdir dir tar key mods
-    [[ $RIG_KERNEL == debug ]] && return 0
-    [[ $RIG_KERNEL == stock || $RIG_PROVIDER == siw ]] || return 0
+    [[ $RIG_KERNEL == stock || $RIG_KERNEL == debug || $RIG_PROVIDER == siw ]] || return 0
     kdir=$(kernel_dir)
     mods=$kdir/lib/modules/$KREL
     dir=$CACHE/siw/$KREL
-    key=$( { echo "$KREL"; declare -f ensure_siw siw_source_tar siw_kdir; } | sha256sum | cut -c1-16)
+    key=$( { echo "$KREL"; declare -f ensure_siw siw_source_tar siw_kdir; cat "$SIW_PATCH"; } |
+           sha256sum | cut -c1-16)
     if [[ -e $mods/updates/siw.ko && $(cat "$dir/.key" 2>/dev/null) == "$key" ]]; then return 0; fi
-    if [[ ! -e $mods/updates/siw.ko ]] && kernel_has_siw; then return 0; fi
+    if [[ ! -e $mods/updates/siw.ko && $RIG_KERNEL != stock && $RIG_KERNEL != debug ]] &&
+       kernel_has_siw; then
+        return 0
+    fi
     tar=$(siw_source_tar)
     [[ -d $(siw_kdir) ]] || die "no headers for $KREL at $(siw_kdir) (run: $0 setup)"
-    say "building siw.ko for $KREL from ${tar##*/}"
+    say "building siw.ko for $KREL from ${tar##*/} with ${SIW_PATCH##*/}"
     rm -rf "$dir"
-    mkdir -p "$dir"
-    tar -xJf "$tar" -C "$dir" --strip-components=4 --wildcards '*/drivers/infiniband/sw/siw/*' ||
-        die "no drivers/infiniband/sw/siw in $tar"
+    mkdir -p "$dir/siw"
+    if [[ -d $tar ]]; then
+        cp "$tar"/drivers/infiniband/sw/siw/{Makefile,Kconfig,*.[ch]} "$dir/siw/" ||
+            die "no drivers/infiniband/sw/siw in $tar"
+        rm -f "$dir"/siw/*.mod.c
+    else
+        tar -xJf "$tar" -C "$dir" --strip-components=4 --wildcards '*/drivers/infiniband/sw/siw/*' ||
+            die "no drivers/infiniband/sw/siw in $tar"
+    fi
+    patch -s --fuzz=0 -d "$dir/siw" -p5 <"$SIW_PATCH" >"$dir/patch.log" 2>&1 ||
+        die "${SIW_PATCH##*/} does not apply to siw of $KREL (log: $dir/patch.log)"
     if ! make -C "$(siw_kdir)" M="$dir/siw" CONFIG_RDMA_SIW=m modules >"$dir/build.log" 2>&1; then
         tail -n 20 "$dir/build.log" >&2
         die "siw did not build for $KREL (log: $dir/build.log)"
