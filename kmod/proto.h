@@ -46,11 +46,10 @@
  * that wait), with its last credit if need be (but see below), once per
  * announcement it receives (again only for a shorter one).  The receiver,
  * which knows which of its entries the sender holds (it counts the
- * completed ones), answers
- * with a CREDIT when one of those messages cannot be placed with what the
- * sender holds but could once told of all that is posted -- an entry it
- * fits with one more after it -- reposting control buffers it kept if that is
- * what is missing.  It stays silent otherwise (no posted entry fits: a
+ * completed ones), answers with a CREDIT when one of those messages cannot
+ * be placed with what the sender holds but could once told of all that is
+ * posted -- an entry it fits with one more after it -- reposting control
+ * buffers it kept if that is what is missing.  It stays silent otherwise (no posted entry fits: a
  * user's SEND waits for the user's slots; or the sender holds enough and
  * waits for something else), so WANT and CREDIT cannot chase each other.
  * A receiver keeps RDMAXFER_MIN_RECVS entries posted in all (kept control
