@@ -115,7 +115,7 @@
 #   RIG_PROVIDER=rxe|siw   the RDMA provider the guest's device and the tests use:
 #                   Soft-RoCE (rdma_rxe, RoCEv2) or Soft-iWARP (siw, iWARP over TCP);
 #                   the device is rxe0 or siw0 (RIG_DEV in the guest). Where Debian's
-#                   kernel lacks siw (6.1, 6.12) rig/siw.sh builds it from Debian's source
+#                   kernel lacks siw (6.1, 6.12, 7.2) rig/siw.sh builds it from Debian's source
 #   RDMAXFER_STAGE  stage dir (default <repo>/build/stage): rdmaxfer.ko, bin/, selftests/, demo.sh
 #   RDMAXFER_CACHE  cache dir (default ~/.cache/rdmaxfer)
 #   RIG_MEM=3072 (MiB)  RIG_SMP=2  RIG_TIMEOUT=1200 (s, whole boot)  RIG_APPEND (kernel cmdline)

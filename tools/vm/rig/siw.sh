@@ -23,9 +23,9 @@
 #   debug   source and build tree: the debug kernel's own (tools/vm/debug.config has
 #           CONFIG_RDMA_SIW=m; ours in updates/ takes precedence over it)
 #   6.12    source: linux-source-6.12 of bookworm-backports, downloaded through the
-#           suite's private apt configuration into $CACHE/src/ (built only when
-#           RIG_PROVIDER=siw)
-#   sid     not built yet: RIG_PROVIDER=siw says so
+#   sid     suite's private apt configuration into $CACHE/src/ (linux-source-7.2 of
+#           sid); built only when RIG_PROVIDER=siw, sid's in its build chroot (its
+#           headers need the suite's gcc)
 #
 #   $CACHE/siw/<krel>/     the extracted driver, its build, build.log, .key
 SIW_PATCH=$RIG_DIR/rig/siw-child-close.patch
@@ -41,37 +41,62 @@ kernel_has_siw() {
 # The source tarball for this kernel's siw (downloaded if need be), or its source tree
 # (debug), on stdout.
 siw_source_tar() {
-    local d t
+    local d t v
     case $RIG_KERNEL in
     debug)
         t=$DEBUG_DIR/src ;;
     stock)
         t=/usr/src/linux-source-6.1.tar.xz
         [[ -r $t ]] || die "no $t (run: $0 setup)" ;;
-    6.12)
-        d=$CACHE/src/linux-source-6.12
-        t=$(compgen -G "$d/usr/src/linux-source-6.12*.tar.xz" | head -n1 || true)
+    6.12|sid)
+        v=${ABI%%[-+]*} v=${v%.*}   # 6.12.95+deb12 -> 6.12, 7.2.13+deb14 -> 7.2
+        d=$CACHE/src/linux-source-$v
+        t=$(compgen -G "$d/usr/src/linux-source-$v.tar.xz" | head -n1 || true)
         if [[ -z $t ]]; then
             suite_opts
+            rm -rf "$d"
             mkdir -p "$d"
-            say "downloading linux-source-6.12 (${SUITE_OF[$RIG_KERNEL]}) for siw"
-            (cd "$d" && apt-get "${SUITE_OPT[@]}" download -qq linux-source-6.12 >&2) ||
-                die "cannot download linux-source-6.12"
-            dpkg -x "$d"/linux-source-6.12_*.deb "$d" && rm -f "$d"/linux-source-6.12_*.deb
-            t=$(compgen -G "$d/usr/src/linux-source-6.12*.tar.xz" | head -n1 || true)
-            [[ -n $t ]] || die "linux-source-6.12 has no tarball"
+            say "downloading linux-source-$v (${SUITE_OF[$RIG_KERNEL]}) for siw"
+            (cd "$d" && apt-get "${SUITE_OPT[@]}" download -qq "linux-source-$v" >&2) ||
+                die "cannot download linux-source-$v"
+            dpkg -x "$d"/linux-source-"$v"_*.deb "$d" && rm -f "$d"/linux-source-"$v"_*.deb
+            t=$(compgen -G "$d/usr/src/linux-source-$v.tar.xz" | head -n1 || true)
+            [[ -n $t ]] || die "linux-source-$v has no tarball"
         fi ;;
     *)
-        die "siw for RIG_KERNEL=$RIG_KERNEL is not built by the rig (stock, debug and 6.12 are)" ;;
+        die "siw for RIG_KERNEL=$RIG_KERNEL is not built by the rig" ;;
     esac
     echo "$t"
 }
 
-# The headers modules for this kernel are built against.
+# The headers modules for this kernel are built against (sid: inside its chroot).
 siw_kdir() {
     if [[ $RIG_KERNEL == debug ]]; then echo "$DEBUG_DIR/src"
+    elif in_chroot; then echo "/usr/src/linux-headers-$KREL"
     elif other_suite; then echo "$(kernel_dir)/usr/src/linux-headers-$KREL"
     else echo "/usr/src/linux-headers-$KREL"; fi
+}
+
+# make siw in DIR (its sources, patched): here, or for sid in a copy inside the build
+# chroot (in a private mount namespace with /dev and /proc, as cmd_krun does), siw.ko
+# copied back.
+siw_make() {   # DIR
+    local root
+    if ! in_chroot; then
+        make -C "$(siw_kdir)" M="$1" CONFIG_RDMA_SIW=m modules
+        return
+    fi
+    root=$(chroot_dir)/root
+    [[ -e $(chroot_dir)/.complete ]] || die "no $RIG_KERNEL build chroot: run (as root) $0 setup"
+    rm -rf "$root/var/tmp/siw"
+    cp -a "$1" "$root/var/tmp/siw"
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    unshare --mount --propagation private -- sh -ec '
+        mount --rbind /dev "$1/dev"
+        mount -t proc proc "$1/proc"
+        exec chroot "$1" make -C "$2" M=/var/tmp/siw CONFIG_RDMA_SIW=m modules' \
+        siw "$root" "$(siw_kdir)" &&
+        cp "$root/var/tmp/siw/siw.ko" "$1/siw.ko"
 }
 
 # Build siw.ko (with SIW_PATCH) and add it to the cached module tree: always for stock
@@ -83,7 +108,7 @@ ensure_siw() {
     kdir=$(kernel_dir)
     mods=$kdir/lib/modules/$KREL
     dir=$CACHE/siw/$KREL
-    key=$( { echo "$KREL"; declare -f ensure_siw siw_source_tar siw_kdir; cat "$SIW_PATCH"; } |
+    key=$( { echo "$KREL"; declare -f ensure_siw siw_source_tar siw_kdir siw_make; cat "$SIW_PATCH"; } |
            sha256sum | cut -c1-16)
     if [[ -e $mods/updates/siw.ko && $(cat "$dir/.key" 2>/dev/null) == "$key" ]]; then return 0; fi
     if [[ ! -e $mods/updates/siw.ko && $RIG_KERNEL != stock && $RIG_KERNEL != debug ]] &&
@@ -91,7 +116,7 @@ ensure_siw() {
         return 0
     fi
     tar=$(siw_source_tar)
-    [[ -d $(siw_kdir) ]] || die "no headers for $KREL at $(siw_kdir) (run: $0 setup)"
+    in_chroot || [[ -d $(siw_kdir) ]] || die "no headers for $KREL at $(siw_kdir) (run: $0 setup)"
     say "building siw.ko for $KREL from ${tar##*/} with ${SIW_PATCH##*/}"
     rm -rf "$dir"
     mkdir -p "$dir/siw"
@@ -105,7 +130,7 @@ ensure_siw() {
     fi
     patch -s --fuzz=0 -d "$dir/siw" -p5 <"$SIW_PATCH" >"$dir/patch.log" 2>&1 ||
         die "${SIW_PATCH##*/} does not apply to siw of $KREL (log: $dir/patch.log)"
-    if ! make -C "$(siw_kdir)" M="$dir/siw" CONFIG_RDMA_SIW=m modules >"$dir/build.log" 2>&1; then
+    if ! siw_make "$dir/siw" >"$dir/build.log" 2>&1; then
         tail -n 20 "$dir/build.log" >&2
         die "siw did not build for $KREL (log: $dir/build.log)"
     fi
