@@ -293,6 +293,46 @@ static bool rdmaxfer_listen_lost_device(struct rdma_cm_id *id)
 	return !rd;
 }
 
+/*
+ * Make l's id and listen on @ss with it.  The id is in l_id whatever the
+ * outcome, for the caller to destroy.  Return: 0 or rdma_cm's error.
+ */
+static int rdmaxfer_listen_once(struct rdmaxfer_file *rf, struct rdmaxfer_listener *l,
+				struct sockaddr_storage *ss)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &l->l_obj, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	kref_get(&l->l_obj.ref);			/* the id's context */
+	l->l_id = id;
+	ret = rdma_set_reuseaddr(id, 1);
+	if (!ret)
+		ret = rdma_bind_addr(id, (struct sockaddr *)ss);
+	if (!ret) {
+		ret = rdma_listen(id, l->l_backlog);
+		/* with reuseaddr, rdma_cm reports a port in use this way */
+		if (ret == -EADDRNOTAVAIL)
+			ret = -EADDRINUSE;
+	}
+	if (ret == -EINVAL && rdmaxfer_listen_lost_device(id))
+		ret = -ENODEV;
+	return ret;
+}
+
+/* Destroy l's id, if it still has one (a DEVICE_REMOVAL may have taken it). */
+static void rdmaxfer_listener_drop_id(struct rdmaxfer_listener *l)
+{
+	struct rdma_cm_id *id = xchg(&l->l_id, NULL);
+
+	if (id) {
+		rdma_destroy_id(id);
+		rdmaxfer_obj_put(&l->l_obj);		/* the id's context */
+	}
+}
+
 /**
  * rdmaxfer_ioctl_listen - RDMAXFER_IOC_LISTEN
  * @rf: the file
@@ -301,6 +341,13 @@ static bool rdmaxfer_listen_lost_device(struct rdma_cm_id *id)
  * The id can meet a DEVICE_REMOVAL as soon as rdma_bind_addr() has tied it
  * to a device, before rdma_listen() has run; see rdmaxfer_cm_event() for
  * how the two agree on who destroys it.
+ *
+ * On iWARP, rdma_listen() makes a TCP listening socket on the port the id
+ * is bound to.  For port 0, rdma_cm picks that port from the ephemeral
+ * range without asking TCP, which may still hold it (a TIME_WAIT of a
+ * connection without SO_REUSEADDR: -EADDRINUSE from the provider).  The
+ * caller asked for any port, so a new id, which rdma_cm gives another
+ * port, tries again: up to RDMAXFER_LISTEN_TRIES attempts.
  *
  * Context: process context.
  * Return: 0, -EAFNOSUPPORT, -EADDRINUSE, -EADDRNOTAVAIL, -EMFILE, -ENOMEM,
@@ -311,8 +358,7 @@ int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
 	struct rdmaxfer_listen *cmd = arg;
 	struct sockaddr_storage ss;
 	struct rdmaxfer_listener *l;
-	struct rdma_cm_id *id;
-	int ret;
+	int ret, tries = 0;
 
 	ret = rdmaxfer_to_sockaddr(&cmd->addr, &ss);
 	if (ret)
@@ -333,26 +379,16 @@ int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
 		return ret;
 	}
 
-	id = rdma_create_id(rf->rf_net, rdmaxfer_cm_handler, &l->l_obj, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
-		goto out_remove;
+	for (;;) {
+		ret = rdmaxfer_listen_once(rf, l, &ss);
+		if (ret != -EADDRINUSE || cmd->addr.port || READ_ONCE(l->l_removed) ||
+		    ++tries == RDMAXFER_LISTEN_TRIES)
+			break;
+		rdmaxfer_listener_drop_id(l);
 	}
-	kref_get(&l->l_obj.ref);			/* the id's context */
-	l->l_id = id;
-	ret = rdma_set_reuseaddr(id, 1);
 	if (!ret)
-		ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
-	if (!ret) {
-		ret = rdma_listen(id, l->l_backlog);
-		/* with reuseaddr, rdma_cm reports a port in use this way */
-		if (ret == -EADDRNOTAVAIL)
-			ret = -EADDRINUSE;
-	}
-	if (ret == -EINVAL && rdmaxfer_listen_lost_device(id))
-		ret = -ENODEV;
-	if (!ret)
-		rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.src_addr, &cmd->addr);
+		rdmaxfer_from_sockaddr((struct sockaddr *)&l->l_id->route.addr.src_addr,
+				       &cmd->addr);
 	/* from here on, a DEVICE_REMOVAL may destroy the id */
 	spin_lock(&l->l_lock);
 	if (l->l_removed)
@@ -384,7 +420,6 @@ out_remove:
 void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
 {
 	struct rdmaxfer_conn *conn;
-	struct rdma_cm_id *id;
 
 	might_sleep();
 	lockdep_assert_not_held(&l->l_obj.file->rf_lock);
@@ -392,11 +427,7 @@ void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
 	l->l_closed = true;
 	spin_unlock(&l->l_lock);
 	wake_up_all(&l->l_obj.file->rf_wait);
-	id = xchg(&l->l_id, NULL);
-	if (id) {
-		rdma_destroy_id(id);
-		rdmaxfer_obj_put(&l->l_obj);		/* the id's context */
-	}
+	rdmaxfer_listener_drop_id(l);
 	for (;;) {
 		spin_lock(&l->l_lock);
 		conn = list_first_entry_or_null(&l->l_queue, struct rdmaxfer_conn, c_entry) ?:

@@ -119,6 +119,7 @@
 #define RDMAXFER_MAX_FILE_MRS	4096	/* window segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
 #define RDMAXFER_CONNECT_TRIES	4	/* CONNECT attempts when TCP holds the port (iWARP) */
+#define RDMAXFER_LISTEN_TRIES	8	/* LISTEN (any port) attempts when TCP holds it (iWARP) */
 /*
  * Windows one peer may have exposed to one connection (ADVERTs beyond:
  * EPROTO); EXPOSE keeps to it (ENOSPC).

@@ -18,8 +18,9 @@ ktap_plan 10
 # The GIDs: RoCE has one per IP address of the netdev (RoCEv2: the IPv4
 # address as ::ffff:a.b.c.d, and the IPv6 address), tied to the netdev.
 # iWARP (an RNIC: siw, cxgb4, irdma in iWARP mode) addresses by IP, not GID:
-# its one GID is the netdev's MAC address in the first 6 bytes, type IB, no
-# netdev.
+# its one GID is the netdev's MAC address in the first 6 bytes, type IB.  The
+# GID entry names no netdev on 6.1's siw and the device's netdev on 6.12's
+# (siw then registers its netdev with the core): either is right.
 iwarp=0
 rdmaxfer info --json 2>/dev/null |
 	jq -e --arg dev "$DEV" 'any(.devices[]; .name == $dev and .node_type == "RNIC")' >/dev/null &&
@@ -37,7 +38,7 @@ if [ $iwarp -eq 1 ]; then
 		grep -q '^rdmaxfer module ' "$tmp/human.out" &&
 		grep -q "^$DEV: index [0-9]*, RNIC," "$tmp/human.out" &&
 		grep -q 'port 1: ACTIVE, Ethernet' "$tmp/human.out" &&
-		grep -q "gid 0 *$macgid *IB *-\$" "$tmp/human.out"
+		grep -q -E "gid 0 *$macgid *IB *(-|$NETDEV)\$" "$tmp/human.out"
 else
 	[ $rc -eq 0 ] && [ ! -s "$tmp/human.err" ] &&
 		grep -q '^rdmaxfer module ' "$tmp/human.out" &&
@@ -67,7 +68,8 @@ jq -e --arg dev "$DEV" --arg gid4 "::ffff:$ADDR" --arg gid6 "$ADDR6" --arg netde
 	    .ports[0].state == "ACTIVE" and .ports[0].link_layer == "Ethernet" and
 	    if $iwarp == 1 then
 		.node_type == "RNIC" and
-		any(.ports[0].gids[]; .gid == $macgid and .type == "IB" and .netdev == "-")
+		any(.ports[0].gids[]; .gid == $macgid and .type == "IB" and
+		    (.netdev == "-" or .netdev == $netdev))
 	    else
 		any(.ports[0].gids[]; .gid == $gid4 and .type == "RoCEv2" and .netdev == $netdev) and
 		any(.ports[0].gids[]; .gid == $gid6)

@@ -521,6 +521,8 @@ static int hello_connect(struct peer *pr)
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	if (rdma_connect(pr->id, &cp)) {
+		if (errno == EADDRINUSE || errno == EADDRNOTAVAIL)
+			return -2;	/* iWARP: TCP holds the port (see setup()) */
 		msg("rdma_connect: %s", strerror(errno));
 		return -1;
 	}
@@ -542,11 +544,31 @@ static int hello_connect(struct peer *pr)
 	return first_message(pr);
 }
 
+static void teardown(struct peer *pr);
+
+/*
+ * Connect pr.  On iWARP the connection's TCP socket is bound to the port
+ * rdma_cm chose, which TCP may still hold (a TIME_WAIT: EADDRINUSE or
+ * EADDRNOTAVAIL); a new id gets another port, as the module's CONNECT
+ * does (kmod/cm.c).
+ */
 static int setup(struct peer *pr, const char *addr, const char *port)
 {
-	if (resolve(pr, addr, port) || make_qp(pr))
-		return -1;
-	return hello_connect(pr);
+	int tries = 0, ret;
+
+	for (;;) {
+		if (resolve(pr, addr, port) || make_qp(pr))
+			return -1;
+		ret = hello_connect(pr);
+		if (ret != -2)
+			return ret;
+		teardown(pr);
+		memset(pr, 0, sizeof(*pr));
+		if (++tries == 4) {
+			msg("rdma_connect: the port was taken %d times", tries);
+			return -1;
+		}
+	}
 }
 
 static uint64_t get64(const uint8_t *p)
@@ -927,8 +949,6 @@ static int flood(struct peer *pr, const char *kind, int secs)
 	}
 	return EXIT_DISCONNECTED;
 }
-
-static void teardown(struct peer *pr);
 
 /* How many of the n connections has the server dropped (a CM event each)? */
 static unsigned int count_dropped(struct peer *prs, unsigned int n)

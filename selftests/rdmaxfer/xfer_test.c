@@ -3793,6 +3793,54 @@ TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
 	close(fd);
 }
 
+/*
+ * The same for LISTEN on port 0: the iWARP device's listening socket is
+ * bound to the port rdma_cm picked, and a LISTEN on the one TCP holds is
+ * made again on another (RDMAXFER_LISTEN_TRIES attempts, listen.c).  With
+ * the range narrowed to two ports and a TIME_WAIT on the first, each
+ * LISTEN after the first is given the first port by rdma_cm (never the
+ * one it handed out last): every one must succeed, on the second port.
+ */
+TEST_F(portrange, listen_any_port_takes_another_when_tcp_holds_one)
+{
+	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, pf, tw;
+	struct rdmaxfer_device_info di;
+	char range[32];
+	bool iwarp;
+	__u16 port;
+	long dev;
+	__u32 lid;
+
+	ASSERT_LE(0, fd);
+	dev = device_index(fd, test_env()->dev);
+	ASSERT_LE(0, dev);
+	ASSERT_EQ(0, rdx_query_device(fd, dev, &di));
+	iwarp = di.node_type == RDMAXFER_NODE_RNIC;
+	for (tw = TW_PORTS + 40; tw < TW_PORTS + 80; tw += 2)
+		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
+			break;
+	ASSERT_GT(TW_PORTS + 80, tw) TH_LOG("no two free ports from %d on", TW_PORTS + 40);
+	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
+	pf = open(PORT_RANGE, O_WRONLY);
+	ASSERT_LE(0, pf);
+	ASSERT_EQ((ssize_t)strlen(range), write(pf, range, strlen(range)));
+	close(pf);
+	/* no CONNECT here: its own port would come from the same two */
+	for (i = 0; i < 4; i++) {
+		port = 0;
+		r = rdx_listen(fd, rdx_addr(test_addr4, 0), 0, &lid, &port);
+		ASSERT_EQ(0, r) TH_LOG("LISTEN %d on port 0 of %s: %s", i, test_env()->dev,
+				       strerror(r));
+		/* iWARP: on the port TCP does not hold, and TCP's listener is there */
+		if (iwarp) {
+			EXPECT_EQ(tw + 1, port) TH_LOG("LISTEN %d: port %u", i, port);
+			EXPECT_FALSE(tcp_port_free(test_addr4, port));
+		}
+		EXPECT_EQ(0, rdx_close(fd, lid));
+	}
+	close(fd);
+}
+
 TEST(bad_address_family_is_rejected)
 {
 	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
