@@ -1261,6 +1261,20 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
  * each of them would hold the next message behind a context switch.
  */
 
+/*
+ * Is @wc a receive a peer may complete: a SEND of at most @posted bytes
+ * (what the entry took)?  rdmaxfer never sends an RDMA WRITE with
+ * immediate (its WRITE_IMM is a WRITE and a WRITE_DONE message), and one
+ * would take the entry at the head with a byte_len that counts the bytes
+ * written into a window, not into the entry.  A completion in error says
+ * nothing of its opcode.
+ */
+static bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted)
+{
+	return wc->status != IB_WC_SUCCESS ||
+	       (wc->opcode == IB_WC_RECV && wc->byte_len <= posted);
+}
+
 /* Might @wc bring a flow-control message?  Then its bytes are looked at. */
 static bool rdmaxfer_rx_small_msg(const struct ib_wc *wc)
 {
@@ -1296,13 +1310,18 @@ static void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc 
 }
 
 /* Context: receive CQ completion handler (softirq). */
-static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 {
-	struct rdmaxfer_ctrl *ct = container_of(wc->wr_cqe, struct rdmaxfer_ctrl, ct_cqe.cqe);
+	struct rdmaxfer_ctrl *ct = container_of(cqe->wr_cqe, struct rdmaxfer_ctrl, ct_cqe.cqe);
 	struct rdmaxfer_conn *conn = ct->ct_conn;
+	struct ib_wc w = *cqe, *wc = &w;
 	const void *flow = NULL;
 	bool now, first = false;
 
+	if (!rdmaxfer_rx_wc_valid(wc, RDMAXFER_CTRL_SIZE)) {
+		rdmaxfer_msg_failed(conn, -EPROTO);
+		wc->status = IB_WC_WR_FLUSH_ERR;
+	}
 	if (rdmaxfer_rx_small_msg(wc)) {
 		ib_dma_sync_single_for_cpu(conn->c_dev->rd_ib, ct->ct_dma, wc->byte_len,
 					   DMA_FROM_DEVICE);
@@ -1338,6 +1357,11 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 	const void *flow = NULL;
 	bool now;
 
+	/* r_event.ev.bytes: the slot's length while it is posted */
+	if (!rdmaxfer_rx_wc_valid(wc, req->r_event.ev.bytes + rdmaxfer_hdr_len(conn))) {
+		rdmaxfer_msg_failed(conn, -EPROTO);
+		wc->status = IB_WC_WR_FLUSH_ERR;
+	}
 	/* a header entry (hdr.c) says what came; a bad one drops the connection */
 	if (rdmaxfer_hdr_rx_done(conn, req, wc)) {
 		rdmaxfer_msg_failed(conn, -EPROTO);

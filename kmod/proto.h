@@ -80,7 +80,9 @@
  * RDMA port that has immediate data never sends the feature.
  *
  * Everything is big-endian.  Every field is checked on receipt; a message
- * that breaks the rules drops the connection.
+ * that breaks the rules drops the connection, and so does a receive taken
+ * by anything but a SEND no longer than the entry (an RDMA WRITE with
+ * immediate: rdmaxfer never sends one).
  */
 #ifndef RDMAXFER_PROTO_H
 #define RDMAXFER_PROTO_H

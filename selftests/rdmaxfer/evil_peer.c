@@ -107,6 +107,15 @@
  *                      receive buffers the server announced).  Valid
  *                      messages must never cost the connection.  Exit 0
  *                      still connected at the end, 1 dropped, 2 setup.
+ *   writeimm           an RDMA WRITE with immediate into the server's window
+ *                      that takes the server's receive slot (RoCE: iWARP
+ *                      has no immediate data).  Its hello speaks slots; at
+ *                      SIGUSR1 (the server's user has posted one slot) it
+ *                      skips the control buffers ahead of the slot (the
+ *                      server's hello credits: none is used before) and
+ *                      WRITEs 60000 bytes with immediate, which rdmaxfer
+ *                      never sends: the server must drop the connection.
+ *                      Exit 0 dropped, 1 not, 2 setup.
  *   conns N SECS       opens N connections (one after the other) and never
  *                      uses them; prints "connected K refused R" and, 1 s
  *                      later, "holding K dropped D" (D: dropped by the
@@ -137,6 +146,7 @@
 #define RX_VERSION		1
 #define RX_HELLO_LEN		24
 #define RX_HELLO_EXT_LEN	32	/* + features, rq_entries */
+#define RX_HELLO_SLOTS		0x1u
 #define RX_HELLO_PROBE		0x8u
 #define RX_HDR_LEN		8
 #define RX_ADVERT_LEN		24
@@ -509,6 +519,11 @@ static int hello_connect(struct peer *pr)
 	if (!strcmp(mode, "probeoffer")) {
 		put32(hello + 24, RX_HELLO_PROBE);
 		put32(hello + 28, 0);		/* rq_entries: our credits */
+		cp.private_data_len = RX_HELLO_EXT_LEN;
+	}
+	if (!strcmp(mode, "writeimm")) {
+		put32(hello + 24, RX_HELLO_SLOTS);	/* so that the server may post slots */
+		put32(hello + 28, NRECV);
 		cp.private_data_len = RX_HELLO_EXT_LEN;
 	}
 	cp.responder_resources = 1;
@@ -1156,6 +1171,56 @@ static int key_sweep(struct peer *c, const char *addr, const char *port)
 	return EXIT_GOOD;
 }
 
+/*
+ * writeimm: the server's receive queue holds its hello's credits of
+ * control buffers, then the slot its user posted (we have sent nothing:
+ * none was used).  Skip the buffers (empty SENDs, allowed once the server
+ * has a slot) and WRITE with immediate into the window: the WRITE's bytes
+ * land in the window, the immediate takes the slot.
+ */
+static int write_imm(struct peer *pr)
+{
+	static struct rwin rw;
+	uint32_t ahead = pr->peer_recvs, len, i;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int64_t end;
+
+	if (!server_window_parse(pr, &rw))
+		return EXIT_SETUP;
+	len = rw.segs[0].length < 60000 ? (uint32_t)rw.segs[0].length : 60000;
+	for (end = now_ms() + 30000; !stop_early && now_ms() < end; )
+		usleep(10000);
+	if (!stop_early) {
+		msg("not told in 30 s that the server posted its slot");
+		return EXIT_SETUP;
+	}
+	for (i = 0; i < ahead; i++)
+		if (send_msg(pr, 0))
+			return EXIT_SETUP;
+	sge.addr = (uintptr_t)pr->buf;		/* any registered bytes */
+	sge.length = len;
+	sge.lkey = pr->mr->lkey;
+	wr.wr_id = WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl(0x1234);
+	wr.wr.rdma.remote_addr = rw.segs[0].addr;
+	wr.wr.rdma.rkey = rw.segs[0].rkey;
+	if (ibv_post_send(pr->id->qp, &wr, &bad)) {
+		msg("ibv_post_send (RDMA WRITE with immediate): %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	msg("wrote %u bytes with immediate after %u skips", len, ahead);
+	if (wait_disconnect(pr)) {
+		msg("still connected %d ms after the WRITE with immediate", STEP_TIMEOUT_MS);
+		return EXIT_NOT_DISCONNECTED;
+	}
+	return EXIT_DISCONNECTED;
+}
+
 /* Build the malformed message of mode into the send buffer; its length. */
 static int build(uint8_t *m, uint32_t server_win)
 {
@@ -1393,7 +1458,7 @@ int main(int argc, char **argv)
 		{ "badlen", 0 }, { "badtype", 0 }, { "credits", 0 }, { "advert0", 0 },
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
 		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
-		{ "advaddr", 0 },
+		{ "advaddr", 0 }, { "writeimm", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { NULL, 0 },
 	};
@@ -1407,7 +1472,7 @@ int main(int argc, char **argv)
 		;
 	if (!modes[i].name || argc != 4 + modes[i].args) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|keysweep\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|keysweep|writeimm\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
@@ -1437,6 +1502,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "advflood")) {
 		ret = adv_flood(&pr);
+		goto out;
+	}
+	if (!strcmp(mode, "writeimm")) {
+		ret = write_imm(&pr);
 		goto out;
 	}
 	if (!strcmp(mode, "keysweep")) {

@@ -83,7 +83,7 @@ kmsg_mark
 # (n) 2
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 3))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -538,6 +538,37 @@ else
 		ktap_diag "$tw TCP connections in TIME_WAIT: $(tr '\n' ' ' <"$tmp/relisten.out")"
 		ktap_result "any_port_listen_beside_time_wait" $r
 	fi
+fi
+
+# (p) An RDMA WRITE with immediate into a connection's window takes the
+# receive at the head of its queue, here a slot of 64 bytes, with a length
+# that counts the bytes written into the window (60000).  rdmaxfer never
+# sends one: the connection must be dropped as a protocol error, the slot
+# never completed as a 60000-byte message (xfer_helper slotwait is the
+# victim; evil_peer writeimm skips the control buffers ahead of the slot).
+if dev_is_iwarp "$DEV"; then
+	ktap_skip "write_imm_into_slot_dropped" "iWARP has no immediate data"
+else
+	pe0=$(protocol_errors)
+	"$HELPER" slotwait $ADDR $PORT3 64 >"$tmp/slotwait.out" 2>&1 &
+	vpid=$!
+	wait_for "grep -q listening $tmp/slotwait.out" 10
+	"$EVIL" $ADDR $PORT3 writeimm >"$tmp/writeimm.out" 2>&1 &
+	epid=$!
+	wait_for "grep -q posted $tmp/slotwait.out" 30
+	kill -USR1 "$epid" 2>/dev/null
+	wait "$epid"
+	erc=$?
+	epid=
+	wait "$vpid"
+	vrc=$?
+	pe1=$(protocol_errors)
+	ktap_diag "$(cat "$tmp/writeimm.out" "$tmp/slotwait.out" | tr '\n' ' ')"
+	[ $erc -eq 0 ] && [ $vrc -eq 0 ] && grep -q '^disconnected' "$tmp/slotwait.out" &&
+		[ "$pe1" -gt "$pe0" ]
+	r=$?
+	[ $r -eq 0 ] || ktap_diag "evil_peer exited $erc, xfer_helper $vrc, protocol errors $pe0 -> $pe1"
+	ktap_result "write_imm_into_slot_dropped" $r
 fi
 
 # (m) the kernel log (since our marker) has no WARNING or BUG

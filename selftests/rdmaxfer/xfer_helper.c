@@ -63,6 +63,13 @@
  *	soon as it is established, with no byte sent, often before the
  *	listener's provider accepted it; then exit: "knocked K" (K of N
  *	were established).
+ *   xfer_helper slotwait ADDR PORT LEN
+ *	listen on ADDR:PORT, ACCEPT one client, expose a 1 MiB window to it,
+ *	post one receive slot of LEN bytes and print "posted"; then report
+ *	what comes for 20 s or until the connection is down: "slot status S
+ *	bytes B imm I" for the slot's completion, "disconnected status S".
+ *	Exit 0 if nothing completed the slot with more than LEN bytes, 1 if
+ *	something did.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -542,6 +549,56 @@ static void __attribute__((noreturn)) deaf(const char *host, unsigned int port, 
 		pause();
 }
 
+static int slot_wait(const char *host, unsigned int port, __u64 len)
+{
+	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
+	struct rdmaxfer_accept a = {
+		.size = sizeof(a), .timeout_ns = 30 * SEC,
+	};
+	struct rdmaxfer_expose x = {
+		.size = sizeof(x), .length = 1 << 20, .access = RDMAXFER_REMOTE_WRITE,
+	};
+	struct rdmaxfer_op op = { .opcode = RDMAXFER_OP_RECV, .length = len, .user_data = 77 };
+	struct rdmaxfer_completion c;
+	struct timespec t0, t;
+	int e, bad = 0;
+
+	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	a.listen_id = l.listen_id;
+	e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
+	if (e)
+		die("ACCEPT", e);
+	x.conn_id = a.conn_id;
+	x.buf_id = reg(map(1 << 20), 1 << 20);
+	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
+	if (e)
+		die("EXPOSE", e);
+	op.conn_id = a.conn_id;
+	op.buf_id = reg(map(1 << 20), 1 << 20);
+	e = submit1(&op);
+	if (e)
+		die("SUBMIT RECV", e);
+	printf("posted\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (reap1(&c, SEC)) {
+			if (c.opcode == RDMAXFER_OP_RECV) {
+				printf("slot status %d bytes %llu imm %#x\n", c.status,
+				       (unsigned long long)c.bytes, c.imm_data);
+				bad |= c.bytes > len;
+			} else if (c.opcode == RDMAXFER_EVENT_DISCONNECTED) {
+				printf("disconnected status %d\n", c.status);
+				break;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 20);
+	return bad;
+}
+
 static void __attribute__((noreturn)) park(const char *host, unsigned int port,
 					  unsigned int backlog)
 {
@@ -727,6 +784,8 @@ int main(int argc, char **argv)
 		return relisten(argv[2], atoi(argv[3]));
 	if (argc < 5)
 		goto usage;
+	if (!strcmp(argv[1], "slotwait"))
+		return slot_wait(argv[2], atoi(argv[3]), size_arg(argv[4]));
 	if (!strcmp(argv[1], "knock"))
 		return knock(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "serve"))
@@ -743,6 +802,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | hold | probe | stall INDEX\n");
 	return 2;
 }

@@ -1015,6 +1015,14 @@ static void handle_slot(struct server *srv, struct sconn *sc, const struct rdmax
 
 	if (c->status || !sc->slots || slot >= sc->nslots)
 		return;		/* flushed: the connection is going */
+	if (c->bytes > sc->slot_len) {
+		/* the kernel never completes one so; trust no length beyond the slot */
+		warnx_("connection %llu from %s: a slot completed with %llu bytes (slot %u bytes), dropping it",
+		       (unsigned long long)sc->num, sc->peer, (unsigned long long)c->bytes,
+		       sc->slot_len);
+		drop_conn(srv, sc);
+		return;
+	}
 	p = sc->slots + (uint64_t)slot * sc->slot_len;
 	if (!proto_decode(&m, p, len)) {
 		repost_slot(srv, sc, slot);
