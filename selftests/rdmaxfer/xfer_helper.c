@@ -549,12 +549,28 @@ static void __attribute__((noreturn)) deaf(const char *host, unsigned int port, 
 		pause();
 }
 
-static int slot_wait(const char *host, unsigned int port, __u64 len)
+/* LISTEN on host:port, say "listening PORT", ACCEPT one client (tmo as ACCEPT's). */
+static __u32 accept_one(const char *host, unsigned int port, __s64 tmo)
 {
 	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
-	struct rdmaxfer_accept a = {
-		.size = sizeof(a), .timeout_ns = 30 * SEC,
-	};
+	struct rdmaxfer_accept a = { .size = sizeof(a), .timeout_ns = tmo };
+	int e;
+
+	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	a.listen_id = l.listen_id;
+	do
+		e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
+	while (e == EINTR);
+	if (e)
+		die("ACCEPT", e);
+	return a.conn_id;
+}
+
+static int slot_wait(const char *host, unsigned int port, __u64 len)
+{
 	struct rdmaxfer_expose x = {
 		.size = sizeof(x), .length = 1 << 20, .access = RDMAXFER_REMOTE_WRITE,
 	};
@@ -563,20 +579,12 @@ static int slot_wait(const char *host, unsigned int port, __u64 len)
 	struct timespec t0, t;
 	int e, bad = 0;
 
-	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
-	if (e)
-		die("LISTEN", e);
-	printf("listening %u\n", l.addr.port);
-	a.listen_id = l.listen_id;
-	e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
-	if (e)
-		die("ACCEPT", e);
-	x.conn_id = a.conn_id;
+	x.conn_id = accept_one(host, port, 30 * SEC);
 	x.buf_id = reg(map(1 << 20), 1 << 20);
 	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
 	if (e)
 		die("EXPOSE", e);
-	op.conn_id = a.conn_id;
+	op.conn_id = x.conn_id;
 	op.buf_id = reg(map(1 << 20), 1 << 20);
 	e = submit1(&op);
 	if (e)
@@ -702,8 +710,6 @@ static int relisten(const char *host, int secs)
 
 static void __attribute__((noreturn)) stuck(const char *host, unsigned int port)
 {
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = mkaddr(host, port) };
-	struct rdmaxfer_accept a = { .size = sizeof(a), .timeout_ns = -1 };
 	struct rdmaxfer_expose x = {
 		.size = sizeof(x), .length = 1 << 20,
 		.access = RDMAXFER_REMOTE_READ | RDMAXFER_REMOTE_WRITE,
@@ -715,17 +721,7 @@ static void __attribute__((noreturn)) stuck(const char *host, unsigned int port)
 
 	sigaction(SIGUSR1, &sa, NULL);
 	x.buf_id = reg(map(x.length), x.length);
-	e = xioctl(RDMAXFER_IOC_LISTEN, &l);
-	if (e)
-		die("LISTEN", e);
-	printf("listening %u\n", l.addr.port);
-	a.listen_id = l.listen_id;
-	do
-		e = xioctl(RDMAXFER_IOC_ACCEPT, &a);
-	while (e == EINTR);
-	if (e)
-		die("ACCEPT", e);
-	x.conn_id = a.conn_id;
+	x.conn_id = accept_one(host, port, -1);
 	e = xioctl(RDMAXFER_IOC_EXPOSE, &x);
 	if (e)
 		die("EXPOSE", e);
@@ -740,7 +736,7 @@ static void __attribute__((noreturn)) stuck(const char *host, unsigned int port)
 		pause();
 	memset(&op, 0, sizeof(op));
 	op.opcode = RDMAXFER_OP_READ;
-	op.conn_id = a.conn_id;
+	op.conn_id = x.conn_id;
 	op.buf_id = x.buf_id;
 	op.length = 4096;
 	op.window_id = c.window_id;

@@ -3747,31 +3747,43 @@ out:
 	return ret;
 }
 
+/*
+ * Narrow the ephemeral range to a pair of ports from @from on (the first
+ * pair whose ports an earlier run, in TIME_WAIT for 60 s, left free), the
+ * first of them held by a TIME_WAIT; return that first port.
+ */
+static int narrow_range_to_time_wait(struct __test_metadata *_metadata, int from)
+{
+	char range[32];
+	int tw, pf;
+
+	for (tw = from; tw < from + 40; tw += 2)
+		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
+			break;
+	ASSERT_GT(from + 40, tw) TH_LOG("no two free ports from %d on", from);
+	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
+	pf = open(PORT_RANGE, O_WRONLY);
+	ASSERT_LE(0, pf);
+	ASSERT_EQ((ssize_t)strlen(range), write(pf, range, strlen(range)));
+	close(pf);
+	return tw;
+}
+
 TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
 {
-	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, pf, tw;
+	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, tw;
 	struct rdmaxfer_device_info di;
 	struct rdmaxfer_conn_info ci;
 	struct rdmaxfer_stats st;
 	struct rdmaxfer_addr peer;
 	__u32 lid, conn, sconn;
 	__u64 errors;
-	char range[32];
 	__u16 port;
 
 	ASSERT_LE(0, fd);
-	/* a pair whose ports an earlier run (in TIME_WAIT for 60 s) left free */
-	for (tw = TW_PORTS; tw < TW_PORTS + 40; tw += 2)
-		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
-			break;
-	ASSERT_GT(TW_PORTS + 40, tw) TH_LOG("no two free ports from %d on", TW_PORTS);
 	ASSERT_EQ(0, rdx_stats(fd, &st));
 	errors = st.file.conn_errors;
-	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
-	pf = open(PORT_RANGE, O_WRONLY);
-	ASSERT_LE(0, pf);
-	ASSERT_EQ((ssize_t)strlen(range), write(pf, range, strlen(range)));
-	close(pf);
+	tw = narrow_range_to_time_wait(_metadata, TW_PORTS);
 	for (i = 0; i < 3; i++) {
 		port = tw - 100 + i;	/* outside the range */
 		ASSERT_EQ(0, rdx_listen(fd, rdx_addr(test_addr4, port), 0, &lid, &port));
@@ -3803,9 +3815,8 @@ TEST_F(portrange, connect_takes_another_port_when_tcp_holds_one)
  */
 TEST_F(portrange, listen_any_port_takes_another_when_tcp_holds_one)
 {
-	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, pf, tw;
+	int fd = open(DEVPATH, O_RDWR | O_CLOEXEC), r, i, tw;
 	struct rdmaxfer_device_info di;
-	char range[32];
 	bool iwarp;
 	__u16 port;
 	long dev;
@@ -3816,15 +3827,7 @@ TEST_F(portrange, listen_any_port_takes_another_when_tcp_holds_one)
 	ASSERT_LE(0, dev);
 	ASSERT_EQ(0, rdx_query_device(fd, dev, &di));
 	iwarp = di.node_type == RDMAXFER_NODE_RNIC;
-	for (tw = TW_PORTS + 40; tw < TW_PORTS + 80; tw += 2)
-		if (tcp_port_free(test_addr4, tw + 1) && !tcp_time_wait(test_addr4, tw))
-			break;
-	ASSERT_GT(TW_PORTS + 80, tw) TH_LOG("no two free ports from %d on", TW_PORTS + 40);
-	snprintf(range, sizeof(range), "%d %d\n", tw, tw + 1);
-	pf = open(PORT_RANGE, O_WRONLY);
-	ASSERT_LE(0, pf);
-	ASSERT_EQ((ssize_t)strlen(range), write(pf, range, strlen(range)));
-	close(pf);
+	tw = narrow_range_to_time_wait(_metadata, TW_PORTS + 40);
 	/* no CONNECT here: its own port would come from the same two */
 	for (i = 0; i < 4; i++) {
 		port = 0;
