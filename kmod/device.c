@@ -19,6 +19,12 @@
  * so a device being removed is never handed out.  Queries hold a reference
  * for the duration of one ioctl, connections for their lifetime.
  *
+ * The queries answer only about devices the file's network namespace may
+ * use (rdma_dev_access_netns(): every device in the RDMA core's default
+ * shared mode; in its exclusive mode, those of that namespace), as `rdma
+ * dev` and ib_uverbs do: a file opened in another namespace learns no
+ * name, GUID or GID of the host's devices.
+ *
  * Protection domains are per connection (conn.c), not per device: an rkey
  * of one connection's window is then worthless on any other QP of the
  * host, whichever file or peer owns it.
@@ -75,6 +81,21 @@ struct rdmaxfer_device *rdmaxfer_device_get(u32 index)
 void rdmaxfer_device_put(struct rdmaxfer_device *rd)
 {
 	kref_put(&rd->rd_ref, rdmaxfer_device_release);
+}
+
+/*
+ * rdmaxfer_device_get(), for a query of @rf: NULL as well for a device its
+ * network namespace may not use (see the top of this file).
+ */
+static struct rdmaxfer_device *rdmaxfer_device_get_for(struct rdmaxfer_file *rf, u32 index)
+{
+	struct rdmaxfer_device *rd = rdmaxfer_device_get(index);
+
+	if (rd && !rdma_dev_access_netns(rd->rd_ib, rf->rf_net)) {
+		rdmaxfer_device_put(rd);
+		rd = NULL;
+	}
+	return rd;
 }
 
 static int rdmaxfer_add_one(struct ib_device *ib)
@@ -212,8 +233,9 @@ u32 rdmaxfer_device_count(void)
  * @arg: struct rdmaxfer_list_devices, already copied in
  *
  * Writes at most @count indexes to the user array and sets @count to the
- * number of devices.  The devices are walked under RCU only; a device that
- * appears or goes away meanwhile may or may not be listed.
+ * number of devices (those the file's network namespace may use).  The
+ * devices are walked under RCU only; a device that appears or goes away
+ * meanwhile may or may not be listed.
  *
  * Context: process context, may fault.
  * Return: 0, -EINVAL for non-zero reserved bits, -EFAULT for a bad pointer.
@@ -230,6 +252,10 @@ int rdmaxfer_ioctl_list_devices(struct rdmaxfer_file *rf, void *arg)
 		return -EINVAL;
 
 	xa_for_each(&rdmaxfer_devices, index, rd) {
+		rd = rdmaxfer_device_get_for(rf, index);
+		if (!rd)
+			continue;
+		rdmaxfer_device_put(rd);
 		if (n < cmd->count && put_user((u32)index, uidx + n))
 			return -EFAULT;
 		n++;
@@ -268,7 +294,8 @@ static u32 rdmaxfer_device_caps(struct ib_device *ib)
  * Reports the name and the cached attributes of one device.
  *
  * Context: process context.
- * Return: 0, -EINVAL for non-zero reserved bits, -ENODEV for an unknown index.
+ * Return: 0, -EINVAL for non-zero reserved bits, -ENODEV for an unknown
+ * index (or a device of another network namespace, in exclusive mode).
  */
 int rdmaxfer_ioctl_query_device(struct rdmaxfer_file *rf, void *arg)
 {
@@ -284,7 +311,7 @@ int rdmaxfer_ioctl_query_device(struct rdmaxfer_file *rf, void *arg)
 
 	if (cmd->__reserved)
 		return -EINVAL;
-	rd = rdmaxfer_device_get(cmd->index);
+	rd = rdmaxfer_device_get_for(rf, cmd->index);
 	if (!rd)
 		return -ENODEV;
 	ib = rd->rd_ib;
@@ -367,8 +394,9 @@ static void rdmaxfer_get_gids(struct ib_device *ib, u32 port, u32 tbl_len,
  * removal, which waits for every reference.
  *
  * Context: process context, may sleep and fault.
- * Return: 0, -ENODEV for an unknown index, -EINVAL for a bad port number,
- * -EFAULT for a bad GID array, -ENOMEM, or the error of ib_query_port().
+ * Return: 0, -ENODEV for an unknown index (or another namespace's device),
+ * -EINVAL for a bad port number, -EFAULT for a bad GID array, -ENOMEM, or
+ * the error of ib_query_port().
  */
 int rdmaxfer_ioctl_query_port(struct rdmaxfer_file *rf, void *arg)
 {
@@ -388,7 +416,7 @@ int rdmaxfer_ioctl_query_port(struct rdmaxfer_file *rf, void *arg)
 	int ret;
 
 	might_sleep();
-	rd = rdmaxfer_device_get(cmd->index);
+	rd = rdmaxfer_device_get_for(rf, cmd->index);
 	if (!rd)
 		return -ENODEV;
 	ib = rd->rd_ib;

@@ -70,6 +70,9 @@
  *	bytes B imm I" for the slot's completion, "disconnected status S".
  *	Exit 0 if nothing completed the slot with more than LEN bytes, 1 if
  *	something did.
+ *   xfer_helper query INDEX
+ *	LIST_DEVICES, and QUERY_DEVICE and QUERY_PORT (port 1) of device
+ *	INDEX: "devices N device E port E", E "ok" or the errno's name.
  *   xfer_helper probe
  *	exit 0 if the module does transfers (RDMAXFER_FEATURE_TRANSFER), else 4.
  *   xfer_helper stall INDEX
@@ -460,6 +463,28 @@ static int stall(unsigned int index)
 	return 1;
 }
 
+static const char *err_name(int e)
+{
+	return e ? strerrorname_np(e) ?: "?" : "ok";
+}
+
+static int query(unsigned int index)
+{
+	struct rdmaxfer_device_info di;
+	struct rdmaxfer_port_info pi;
+	struct rdmaxfer_gid gid;
+	uint32_t idx, n = 0;
+	int e;
+
+	e = rdx_list_devices(fd, &idx, 1, &n);
+	if (e)
+		die("LIST_DEVICES", e);
+	printf("devices %u", n);
+	printf(" device %s", err_name(rdx_query_device(fd, index, &di)));
+	printf(" port %s\n", err_name(rdx_query_port(fd, index, 1, &gid, 1, &pi)));
+	return 0;
+}
+
 static volatile sig_atomic_t got_usr1;
 
 static void on_usr1(int sig)
@@ -770,6 +795,8 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+	if (!strcmp(argv[1], "query") && argc == 3)
+		return query((unsigned int)atoi(argv[2]));
 	if (!strcmp(argv[1], "stall") && argc == 3)
 		return stall((unsigned int)atoi(argv[2]));
 	if (!strcmp(argv[1], "idle") && argc == 4)
@@ -798,6 +825,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | hold | probe | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | hold | probe | query INDEX | stall INDEX\n");
 	return 2;
 }
