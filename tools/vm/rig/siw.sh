@@ -77,26 +77,19 @@ siw_kdir() {
     else echo "/usr/src/linux-headers-$KREL"; fi
 }
 
-# make siw in DIR (its sources, patched): here, or for sid in a copy inside the build
-# chroot (in a private mount namespace with /dev and /proc, as cmd_krun does), siw.ko
-# copied back.
+# make siw in DIR (its sources, patched): here, or for sid with cmd_krun in the build
+# chroot, from a copy under the repo's build/ (krun sees the repo only), siw.ko copied back.
 siw_make() {   # DIR
-    local root
+    local copy=$REPO/build/siw-$KREL
     if ! in_chroot; then
         make -C "$(siw_kdir)" M="$1" CONFIG_RDMA_SIW=m modules
         return
     fi
-    root=$(chroot_dir)/root
-    [[ -e $(chroot_dir)/.complete ]] || die "no $RIG_KERNEL build chroot: run (as root) $0 setup"
-    rm -rf "$root/var/tmp/siw"
-    cp -a "$1" "$root/var/tmp/siw"
-    # shellcheck disable=SC2016  # expanded by the inner shell
-    unshare --mount --propagation private -- sh -ec '
-        mount --rbind /dev "$1/dev"
-        mount -t proc proc "$1/proc"
-        exec chroot "$1" make -C "$2" M=/var/tmp/siw CONFIG_RDMA_SIW=m modules' \
-        siw "$root" "$(siw_kdir)" &&
-        cp "$root/var/tmp/siw/siw.ko" "$1/siw.ko"
+    rm -rf "$copy"
+    mkdir -p "$REPO/build"
+    cp -a "$1" "$copy"
+    (cd "$copy" && cmd_krun make -C "$(siw_kdir)" M="$copy" CONFIG_RDMA_SIW=m modules) &&
+        cp "$copy/siw.ko" "$1/siw.ko"
 }
 
 # Build siw.ko (with SIW_PATCH) and add it to the cached module tree: always for stock
