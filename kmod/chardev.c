@@ -339,7 +339,8 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 		.num_devices = rdmaxfer_device_count(),
 		.features = RDMAXFER_FEATURE_DEVICE_QUERY | RDMAXFER_FEATURE_TRANSFER |
 			    RDMAXFER_FEATURE_RECV_SLOTS | RDMAXFER_FEATURE_RING |
-			    RDMAXFER_FEATURE_SINK_SLOTS,
+			    RDMAXFER_FEATURE_SINK_SLOTS | RDMAXFER_FEATURE_AUTH |
+			    RDMAXFER_FEATURE_ALLOW_LIST,
 		.version = RDMAXFER_VERSION,
 		.max_cmd_size = PAGE_SIZE,
 		.name_len = RDMAXFER_NAME_LEN,
@@ -357,20 +358,26 @@ static int rdmaxfer_ioctl_get_info(struct rdmaxfer_file *rf, void *arg)
 	return 0;
 }
 
-static_assert(sizeof(struct rdmaxfer_counters) == RDMAXFER_NR_COUNTERS * sizeof(u64));
+static_assert(sizeof(struct rdmaxfer_counters) == RDMAXFER_NR_BASE_COUNTERS * sizeof(u64));
+static_assert(sizeof(struct rdmaxfer_auth_counters) ==
+	      (RDMAXFER_NR_COUNTERS - RDMAXFER_NR_BASE_COUNTERS) * sizeof(u64));
 static_assert(offsetof(struct rdmaxfer_counters, bytes) == RDMAXFER_C_BYTES * sizeof(u64));
 static_assert(offsetof(struct rdmaxfer_counters, errors) == RDMAXFER_C_ERRORS * sizeof(u64));
 static_assert(offsetof(struct rdmaxfer_counters, recv_msgs) == RDMAXFER_C_RECV_MSGS * sizeof(u64));
 static_assert(offsetof(struct rdmaxfer_counters, protocol_errors) ==
 	      RDMAXFER_C_PROTOCOL_ERRORS * sizeof(u64));
 
-static void rdmaxfer_counters_fill(struct rdmaxfer_counters *c, struct rdmaxfer_stats_k *k)
+static void rdmaxfer_counters_fill(struct rdmaxfer_counters *c, struct rdmaxfer_auth_counters *a,
+				   struct rdmaxfer_stats_k *k)
 {
 	u64 *out = (u64 *)c;
 	u32 i;
 
-	for (i = 0; i < RDMAXFER_NR_COUNTERS; i++)
+	for (i = 0; i < RDMAXFER_NR_BASE_COUNTERS; i++)
 		out[i] = atomic64_read(&k->c[i]);
+	out = (u64 *)a;
+	for (; i < RDMAXFER_NR_COUNTERS; i++)
+		out[i - RDMAXFER_NR_BASE_COUNTERS] = atomic64_read(&k->c[i]);
 }
 
 /**
@@ -391,8 +398,8 @@ static int rdmaxfer_ioctl_stats(struct rdmaxfer_file *rf, void *arg)
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->size = size;
 	cmd->flags = flags;
-	rdmaxfer_counters_fill(&cmd->file, &rf->rf_stats);
-	rdmaxfer_counters_fill(&cmd->global, &rdmaxfer_global_stats);
+	rdmaxfer_counters_fill(&cmd->file, &cmd->file_auth, &rf->rf_stats);
+	rdmaxfer_counters_fill(&cmd->global, &cmd->global_auth, &rdmaxfer_global_stats);
 	cmd->pinned_bytes = atomic64_read(&rf->rf_pinned);
 	xa_lock(&rf->rf_objs);
 	xa_for_each(&rf->rf_objs, id, obj) {

@@ -41,6 +41,7 @@
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/key.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -213,14 +214,24 @@ static int rdmaxfer_cm_reason(struct rdmaxfer_conn *conn, int error)
 
 static void rdmaxfer_connect_done(struct rdmaxfer_conn *conn, int error)
 {
+	bool up = false;
+	int ret;
+
 	if (error)
 		cmpxchg(&conn->c_error, 0, error);
 	spin_lock_bh(&conn->c_lock);
 	if (!error && conn->c_state == RDMAXFER_CS_CONNECTING) {
 		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
 		rdmaxfer_conn_came_up(conn);
+		up = true;
 	}
 	spin_unlock_bh(&conn->c_lock);
+	/* with a key, our proof before anything of the user's: CONNECT waits (auth.c) */
+	if (up && conn->c_auth) {
+		ret = rdmaxfer_auth_send(conn);
+		if (ret)
+			rdmaxfer_conn_fail(conn, ret);
+	}
 	complete_all(&conn->c_route);
 	complete_all(&conn->c_established);
 }
@@ -274,7 +285,7 @@ static int rdmaxfer_cm_route_resolved(struct rdmaxfer_conn *conn, struct rdma_cm
  */
 static int rdmaxfer_cm_connect_routed(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_cm_hello_ext hello;
+	struct rdmaxfer_cm_auth req;	/* req.x: our hello */
 	struct rdma_conn_param param;
 	int ret = -ENOTCONN;
 
@@ -284,7 +295,11 @@ static int rdmaxfer_cm_connect_routed(struct rdmaxfer_conn *conn)
 		rdma_lock_handler(conn->c_id);
 		ret = READ_ONCE(conn->c_error);
 		if (!ret) {
-			rdmaxfer_conn_params(conn, &param, &hello);
+			rdmaxfer_conn_params(conn, &param, &req.x);
+			if (conn->c_auth) {	/* with our nonce */
+				param.private_data = &req;
+				param.private_data_len = rdmaxfer_auth_request(conn, &req.x, &req);
+			}
 			ret = rdmaxfer_cm_fault() ? -ENOMEM :
 			      rdma_connect_locked(conn->c_id, &param);
 		}
@@ -307,14 +322,17 @@ static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 
 	ret = rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
 				   ev->param.conn.private_data_len, imm, &reason);
+	if (!ret && conn->c_auth)
+		ret = rdmaxfer_auth_check_reply(conn, ev->param.conn.private_data,
+						ev->param.conn.private_data_len, &reason);
 	if (!ret) {
 		rdmaxfer_conn_limits(conn);
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_CONNS, 1);
 		trace_rdmaxfer_conn_up(conn, false);
 	}
 	rdmaxfer_connect_done(conn, ret);
-	/* iWARP: we send first ("The first message on iWARP" above) */
-	if (!ret && conn->c_iwarp) {
+	/* iWARP: we send first ("The first message on iWARP" above); a proof did */
+	if (!ret && conn->c_iwarp && !conn->c_auth) {
 		WRITE_ONCE(conn->c_first_due, true);
 		rdmaxfer_maybe_send_credits(conn);
 	}
@@ -472,7 +490,8 @@ static bool rdmaxfer_connect_port_taken(int ret)
  * @cmd; on failure it is gone.
  */
 static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_connect *cmd,
-				 struct sockaddr_storage *ss, unsigned long deadline)
+				 struct sockaddr_storage *ss, struct key *key,
+				 unsigned long deadline)
 {
 	unsigned long tmo = time_after(deadline, jiffies) ? deadline - jiffies : 1;
 	struct rdmaxfer_conn *conn;
@@ -483,8 +502,11 @@ static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_conne
 	conn = rdmaxfer_conn_alloc(rf);
 	if (!conn)
 		return -ENOMEM;
+	/* each attempt with a nonce of its own (auth.c) */
+	ret = key ? rdmaxfer_auth_client_start(conn, key) : 0;
 	/* reserved now (events carry it), published once established */
-	ret = rdmaxfer_obj_reserve(&conn->c_obj);
+	if (!ret)
+		ret = rdmaxfer_obj_reserve(&conn->c_obj);
 	if (ret) {
 		rdmaxfer_obj_fini(&conn->c_obj);
 		rdmaxfer_conn_free(conn);
@@ -576,9 +598,12 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 	struct rdmaxfer_connect *cmd = arg;
 	struct rdmaxfer_addr addr = cmd->addr;
 	struct sockaddr_storage ss;
+	struct key *key = NULL;
 	unsigned long deadline;
 	int ret, tries = 0;
 
+	if (cmd->__reserved)
+		return -EINVAL;
 	if (!addr.port)
 		addr.port = RDMAXFER_DEFAULT_PORT;
 	ret = rdmaxfer_to_sockaddr(&addr, &ss);
@@ -586,13 +611,21 @@ int rdmaxfer_ioctl_connect(struct rdmaxfer_file *rf, void *arg)
 		return ret;
 	if (!memchr_inv(addr.addr, 0, addr.family == AF_INET ? 4 : 16))
 		return -EINVAL;
+	/* with the caller's credentials, before anything goes on the wire */
+	if (cmd->key_id) {
+		ret = rdmaxfer_key_get(cmd->key_id, &key);
+		if (ret)
+			return ret;
+	}
 	deadline = jiffies + (cmd->timeout_ns > 0 ?
 			      max_t(unsigned long, 1, nsecs_to_jiffies(cmd->timeout_ns)) :
 			      msecs_to_jiffies(RDMAXFER_CONNECT_TIMEOUT_MS));
 	do {
-		ret = rdmaxfer_connect_once(rf, cmd, &ss, deadline);
+		ret = rdmaxfer_connect_once(rf, cmd, &ss, key, deadline);
 	} while (rdmaxfer_connect_port_taken(ret) && ++tries < RDMAXFER_CONNECT_TRIES &&
 		 time_before(jiffies, deadline));
+	if (key)
+		key_put(key);
 	if (rdmaxfer_connect_port_taken(ret))
 		rdmaxfer_count(rf, RDMAXFER_C_CONN_ERRORS, 1);
 	return ret;

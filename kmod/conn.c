@@ -305,6 +305,7 @@ void rdmaxfer_fault_exit(void)
  */
 void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
 {
+	rdmaxfer_auth_free(conn);
 	kfree(conn->c_tx_caps);
 	kfree(conn->c_rx_caps);
 	kfree(conn);
@@ -662,6 +663,7 @@ void rdmaxfer_conn_teardown(struct rdmaxfer_conn *conn, int error)
 	/* a QP that broke by itself: the drain has brought what its completions said */
 	cmpxchg(&conn->c_error, 0, -EIO);
 	error = READ_ONCE(conn->c_error);
+	rdmaxfer_auth_end(conn, error);		/* a client that never proved its key */
 	unaccepted = rdmaxfer_conn_destroy(conn);
 
 	if (error != -ECANCELED) {

@@ -1040,6 +1040,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 {
 	const struct rdmaxfer_msg_hdr *hdr = buf;
 	const void *p = hdr + 1;
+	bool auth;
 	u32 plen;
 	int ret;
 
@@ -1050,6 +1051,16 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return -EPROTO;
 	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_RX, be16_to_cpu(hdr->type),
 			    be16_to_cpu(hdr->credits));
+	/* a listener takes nothing before the client's proof, and it only then (auth.c) */
+	auth = hdr->type == cpu_to_be16(RDMAXFER_MSG_AUTH);
+	if (READ_ONCE(conn->c_auth_wait) != auth)
+		return -EPROTO;
+	if (auth) {
+		might_sleep();
+		ret = rdmaxfer_auth_handle(conn, p, plen);
+		if (ret)
+			return ret;
+	}
 	ret = rdmaxfer_credits_returned(conn, be16_to_cpu(hdr->credits),
 					conn->c_peer_ctrl_size);
 	if (ret)
@@ -1073,6 +1084,8 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return rdmaxfer_handle_write_done(conn, p, plen);
 	case RDMAXFER_MSG_PROBE:
 		return rdmaxfer_probe_handle(conn, p, plen);
+	case RDMAXFER_MSG_AUTH:
+		return 0;	/* taken above */
 	default:
 		return -EPROTO;
 	}
@@ -1084,7 +1097,8 @@ static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 	if (ret == -EPROTO)
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_PROTOCOL_ERRORS, 1);
 	pr_warn_ratelimited("conn %u: dropping the connection: %s peer message (%d)\n",
-			    conn->c_obj.id, ret == -EPROTO ? "malformed" : "unhandled", ret);
+			    conn->c_obj.id, ret == -EPROTO ? "malformed" :
+			    ret == -EACCES ? "wrong key proof in a" : "unhandled", ret);
 	rdmaxfer_conn_fail(conn, ret);
 }
 
@@ -1333,8 +1347,11 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 	conn->c_rx_done++;
 	if (wc->status == IB_WC_SUCCESS && !conn->c_peer_spoke) {
 		conn->c_peer_spoke = true;
-		first = conn->c_await_first;
-		conn->c_await_first = false;
+		/* with a key, its proof hands the connection out (auth.c) */
+		if (!conn->c_auth_wait) {
+			first = conn->c_await_first;
+			conn->c_await_first = false;
+		}
 		conn->c_ka_waits = 0;
 	}
 	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len || flow);

@@ -24,6 +24,7 @@
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/key.h>
 #include <linux/slab.h>
 #include <rdma/ib_cm.h>
 
@@ -88,8 +89,8 @@ void rdmaxfer_listener_established(struct rdmaxfer_conn *conn, struct rdmaxfer_l
 		WRITE_ONCE(conn->c_state, RDMAXFER_CS_ESTABLISHED);
 		rdmaxfer_conn_came_up(conn);
 		up = true;
-		/* iWARP: not before the client's first message (ctrl.c) */
-		wait = conn->c_iwarp && !conn->c_peer_spoke;
+		/* iWARP: not before the client's first message (ctrl.c); with a key, its proof */
+		wait = (conn->c_iwarp && !conn->c_peer_spoke) || conn->c_auth_wait;
 		conn->c_await_first = wait;
 	}
 	spin_unlock_bh(&conn->c_lock);
@@ -130,28 +131,56 @@ static void rdmaxfer_reject(struct rdma_cm_id *id, u32 reason)
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
 
+/* A client refused by who-may-connect (auth.c): count and trace it. */
+static void rdmaxfer_refused(struct rdmaxfer_listener *l, struct rdma_cm_id *id, u32 reason)
+{
+	struct rdmaxfer_addr peer;
+
+	rdmaxfer_count(l->l_obj.file, reason == RDMAXFER_REJECT_NOT_ALLOWED ?
+		       RDMAXFER_C_NOT_ALLOWED : RDMAXFER_C_AUTH_FAILED, 1);
+	rdmaxfer_from_sockaddr((struct sockaddr *)&id->route.addr.dst_addr, &peer);
+	trace_rdmaxfer_admit(l->l_obj.file, 0, &peer, true, reason);
+	pr_info_ratelimited("listener %u: refused %pISc: %s\n", l->l_obj.id,
+			    &id->route.addr.dst_addr,
+			    reason == RDMAXFER_REJECT_NOT_ALLOWED ? "not on the allow-list" :
+			    reason == RDMAXFER_REJECT_AUTH_REQUIRED ?
+			    "it has no key, we require one" :
+			    "it asks for a key, we have none usable");
+}
+
 /*
- * Listener: a client wants to connect.  Check its hello, set the connection
- * up and accept; or reject with a reason and return 1 so that the core
- * destroys the new id.
+ * Listener: a client wants to connect.  Check who it is (auth.c) and its
+ * hello, set the connection up and accept; or reject with a reason and
+ * return 1 so that the core destroys the new id.
  */
 static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_cm_id *id,
 				       struct rdma_cm_event *ev)
 {
-	struct rdmaxfer_cm_hello_ext hello;
+	const void *data = ev->param.conn.private_data;
+	u32 len = ev->param.conn.private_data_len;
 	struct rdma_conn_param param;
+	struct rdmaxfer_cm_auth rep;	/* rep.x: our hello */
 	struct rdmaxfer_conn *conn;
 	u32 reason = RDMAXFER_REJECT_RESOURCES;
 	struct ib_device_attr *a;
 	int ret;
 
+	/* before anything is made for the client */
+	if (!rdmaxfer_allowed(l, (struct sockaddr *)&id->route.addr.dst_addr)) {
+		reason = RDMAXFER_REJECT_NOT_ALLOWED;
+		rdmaxfer_refused(l, id, reason);
+		goto reject;
+	}
 	conn = rdmaxfer_cm_fault() ? NULL : rdmaxfer_conn_alloc(l->l_obj.file);
 	if (!conn)
 		goto reject;
-	if (rdmaxfer_hello_parse(conn, ev->param.conn.private_data,
-				 ev->param.conn.private_data_len,
+	if (rdmaxfer_hello_parse(conn, data, len,
 				 rdmaxfer_port_has_imm(id->device, id->port_num), &reason))
 		goto reject_free;
+	if (rdmaxfer_auth_admit(l, data, len, &reason)) {
+		rdmaxfer_refused(l, id, reason);
+		goto reject_free;
+	}
 
 	spin_lock(&l->l_lock);
 	if (l->l_closed || l->l_queued + l->l_npending >= l->l_backlog) {
@@ -179,7 +208,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	if (ret)
 		goto reject_later;
 
-	rdmaxfer_conn_params(conn, &param, &hello);
+	rdmaxfer_conn_params(conn, &param, &rep.x);
 	rdmaxfer_ka_init(conn, id);
 	/* the client's retry count is our QP's: 7 may mean forever */
 	if (ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT)
@@ -201,7 +230,19 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	 */
 	if (!param.initiator_depth || !param.responder_resources) {
 		conn->c_peer_features &= ~RDMAXFER_HELLO_PROBE;
-		hello.features &= ~cpu_to_be32(RDMAXFER_HELLO_PROBE);
+		rep.x.features &= ~cpu_to_be32(RDMAXFER_HELLO_PROBE);
+	}
+	/* with a key: our nonce and proof; the client's proof is awaited */
+	if (l->l_key) {
+		ret = rdmaxfer_cm_fault() ? -ENOMEM :
+		      rdmaxfer_auth_reply(conn, l->l_key, data, &rep, &reason);
+		if (ret) {
+			if (reason != RDMAXFER_REJECT_RESOURCES)
+				rdmaxfer_refused(l, id, reason);
+			goto reject_later;
+		}
+		param.private_data = &rep;
+		param.private_data_len = sizeof(rep);
 	}
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_accept(id, &param);
 	if (ret) {
@@ -371,11 +412,16 @@ int rdmaxfer_ioctl_listen(struct rdmaxfer_file *rf, void *arg)
 	INIT_LIST_HEAD(&l->l_queue);
 	INIT_LIST_HEAD(&l->l_pending);
 	l->l_backlog = clamp_t(u32, cmd->backlog ?: 16, 1, 256);
+	/* who may connect (auth.c), looked up with the caller's credentials */
+	ret = rdmaxfer_allow_copy(l, cmd->allow, cmd->allow_count);
+	if (!ret && cmd->key_id)
+		ret = rdmaxfer_key_get(cmd->key_id, &l->l_key);
 	/* published once listening: CLOSE cannot reach a half-built listener */
-	ret = rdmaxfer_obj_reserve(&l->l_obj);
+	if (!ret)
+		ret = rdmaxfer_obj_reserve(&l->l_obj);
 	if (ret) {
 		rdmaxfer_obj_fini(&l->l_obj);
-		kfree(l);
+		rdmaxfer_listener_release(l);
 		return ret;
 	}
 
@@ -449,6 +495,9 @@ void rdmaxfer_listener_close(struct rdmaxfer_listener *l)
 void rdmaxfer_listener_release(struct rdmaxfer_listener *l)
 {
 	WARN_ON_ONCE(l->l_id);
+	if (l->l_key)
+		key_put(l->l_key);
+	kfree(l->l_allow);
 	kfree(l);
 }
 

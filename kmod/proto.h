@@ -87,6 +87,7 @@
 #ifndef RDMAXFER_PROTO_H
 #define RDMAXFER_PROTO_H
 
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 #define RDMAXFER_MAGIC		0x52584652	/* "RXFR" */
@@ -117,6 +118,7 @@ struct rdmaxfer_cm_hello {
 #define RDMAXFER_HELLO_WANT	0x2	/* and WANT messages (with SLOTS only) */
 #define RDMAXFER_HELLO_SLOT_HDR	0x4	/* slots start with a header entry (with SLOTS only) */
 #define RDMAXFER_HELLO_PROBE	0x8	/* the sender's probe bytes may be read (iWARP) */
+#define RDMAXFER_HELLO_AUTH	0x10	/* the sender proves a key: struct rdmaxfer_cm_auth */
 
 /**
  * struct rdmaxfer_cm_hello_ext - the hello of this version
@@ -132,6 +134,28 @@ struct rdmaxfer_cm_hello_ext {
 	__be32 features;
 	__be32 rq_entries;
 };
+
+/* bytes of a handshake nonce and of a proof (HMAC-SHA256) */
+#define RDMAXFER_NONCE_LEN	16
+#define RDMAXFER_MAC_LEN	32
+
+/**
+ * struct rdmaxfer_cm_auth - the hello of a side that proves a key
+ * @x: the hello (features carry RDMAXFER_HELLO_AUTH)
+ * @nonce: the sender's fresh random nonce
+ * @mac: reply only: the server's proof, HMAC-SHA256 under the key of
+ *	"rdmaxfer server" and what both sides sent (auth.c); a request ends
+ *	before it (RDMAXFER_CM_AUTH_REQ_LEN bytes: 56 fit a REQ)
+ *
+ * The client proves the key in its first message, RDMAXFER_MSG_AUTH.
+ */
+struct rdmaxfer_cm_auth {
+	struct rdmaxfer_cm_hello_ext x;
+	u8 nonce[RDMAXFER_NONCE_LEN];
+	u8 mac[RDMAXFER_MAC_LEN];
+};
+
+#define RDMAXFER_CM_AUTH_REQ_LEN	offsetof(struct rdmaxfer_cm_auth, mac)
 
 /**
  * struct rdmaxfer_cm_reject - reject private data
@@ -154,6 +178,7 @@ enum rdmaxfer_msg_type {
 	RDMAXFER_MSG_WANT,		/* struct rdmaxfer_msg_want (slots only) */
 	RDMAXFER_MSG_USER,		/* a user's message in a slot (slot headers only) */
 	RDMAXFER_MSG_PROBE,		/* struct rdmaxfer_msg_seg: the probe bytes (PROBE only) */
+	RDMAXFER_MSG_AUTH,		/* struct rdmaxfer_msg_auth (AUTH only) */
 };
 
 /* bytes a READ probe reads: the length of a PROBE message's segment */
@@ -266,6 +291,15 @@ struct rdmaxfer_msg_write_done {
 	__be32 imm_data;
 	__be64 offset;
 	__be64 length;
+};
+
+/**
+ * struct rdmaxfer_msg_auth - the client's proof, its first message (AUTH)
+ * @mac: HMAC-SHA256 under the key of "rdmaxfer client" and what both sides
+ *	sent (auth.c)
+ */
+struct rdmaxfer_msg_auth {
+	u8 mac[RDMAXFER_MAC_LEN];
 };
 
 #endif /* RDMAXFER_PROTO_H */

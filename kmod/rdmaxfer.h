@@ -39,7 +39,9 @@
  *
  * Leaves, never held together and never held while taking another lock:
  * c_lock (but under rd_lock in rdmaxfer_device_attach()), l_lock (listener
- * queues), rf_ev_lock (bottom halves off: the file's events).
+ * queues), rf_ev_lock (bottom halves off: the file's events).  A key's
+ * semaphore (key->sem, for reading: auth.c) is taken under a cm_id's
+ * handler lock or in LISTEN/CONNECT, with none of ours held.
  *
  * Waiting counts as taking: rdma_destroy_id() waits for the id's CM handler,
  * which may take rf_lock, rd_lock, c_lock, l_lock and rf_ev_lock, so none of
@@ -76,6 +78,8 @@
 
 #include "compat.h"
 #include "proto.h"
+
+struct key;
 
 #define RDMAXFER_VERSION	"0.3.0"
 #define RDMAXFER_RD_ATOM	16	/* RDMA READs and atomics in flight, each way */
@@ -209,7 +213,10 @@ struct rdmaxfer_event {
 	struct rdmaxfer_completion	ev;
 };
 
-/* Counters, in the order of struct rdmaxfer_counters (uapi) */
+/*
+ * Counters, in the order of struct rdmaxfer_counters (uapi), then of
+ * struct rdmaxfer_auth_counters
+ */
 enum rdmaxfer_counter {
 	RDMAXFER_C_OPS = 0,		/* + RDMAXFER_OP_* */
 	RDMAXFER_C_BYTES = 8,		/* + RDMAXFER_OP_* */
@@ -220,8 +227,13 @@ enum rdmaxfer_counter {
 	RDMAXFER_C_CONNS,
 	RDMAXFER_C_CONN_ERRORS,
 	RDMAXFER_C_PROTOCOL_ERRORS,
+	RDMAXFER_C_AUTH_OK,
+	RDMAXFER_C_AUTH_FAILED,
+	RDMAXFER_C_NOT_ALLOWED,
 	RDMAXFER_NR_COUNTERS
 };
+
+#define RDMAXFER_NR_BASE_COUNTERS	RDMAXFER_C_AUTH_OK
 
 /**
  * struct rdmaxfer_stats_k - counters of a file, or of the module
@@ -604,8 +616,11 @@ struct rdmaxfer_probe {
  * @c_first_due: iWARP client: our first message is owed (see cm.c, "The
  *	first message on iWARP")
  * @c_peer_spoke: a message of the peer's has come (c_lock)
- * @c_await_first: iWARP listener: up, but handed to ACCEPT only when the
- *	client's first message comes (c_lock)
+ * @c_await_first: listener: up, but handed to ACCEPT only when the
+ *	client's first message comes (iWARP), or its proof (c_lock)
+ * @c_auth: the key handshake's state (auth.c), or NULL: no key
+ * @c_auth_wait: listener: the client's proof has not come yet; no other
+ *	message is taken meanwhile (c_lock)
  * @c_up_work: hands such a connection out (rdmaxfer_listener_up_work())
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
@@ -727,6 +742,8 @@ struct rdmaxfer_conn {
 	bool				c_first_due;
 	bool				c_peer_spoke;
 	bool				c_await_first;
+	struct rdmaxfer_auth		*c_auth;
+	bool				c_auth_wait;
 	struct work_struct		c_up_work;
 	bool				c_iwarp;
 	struct list_head		c_msgs;
@@ -771,6 +788,32 @@ struct rdmaxfer_conn {
 };
 
 /**
+ * struct rdmaxfer_auth_input - what a handshake's proofs are made of (auth.c)
+ * @label: "rdmaxfer client" or "rdmaxfer server", NUL-padded
+ * @nonce: the client's [0] and the server's [1] nonces
+ * @hello: the client's [0] and the server's [1] hellos, as sent
+ * @addr: the client's [0] and the server's [1] addresses, 16 bytes each
+ */
+struct rdmaxfer_auth_input {
+	char				label[16];
+	u8				nonce[2][RDMAXFER_NONCE_LEN];
+	struct rdmaxfer_cm_hello_ext	hello[2];
+	u8				addr[2][16];
+};
+
+/**
+ * struct rdmaxfer_auth - a connection's key handshake (auth.c)
+ * @a_key: client: the key, held until the server's proof is checked
+ * @a_in: the proofs' input
+ * @a_proof: client: the proof it sends; server: the one it expects
+ */
+struct rdmaxfer_auth {
+	struct key			*a_key;
+	struct rdmaxfer_auth_input	a_in;
+	u8				a_proof[RDMAXFER_MAC_LEN];
+};
+
+/**
  * struct rdmaxfer_listener - a listening rdma_cm id
  * @l_obj: id in the owning file and references: the id table, the
  *	cm_id's context, connections it created until accepted
@@ -786,6 +829,9 @@ struct rdmaxfer_conn {
  * @l_ready: LISTEN is done with @l_id; a DEVICE_REMOVAL may now destroy it
  * @l_removed: a DEVICE_REMOVAL came while LISTEN still used @l_id, which
  *	LISTEN then destroys itself
+ * @l_key: the key every client must prove (a reference), or NULL
+ * @l_allow: the allow-list (@l_nallow prefixes; none: any client)
+ * @l_nallow: its length
  */
 struct rdmaxfer_listener {
 	struct rdmaxfer_obj	l_obj;
@@ -799,6 +845,9 @@ struct rdmaxfer_listener {
 	bool			l_closed;
 	bool			l_ready;
 	bool			l_removed;
+	struct key		*l_key;
+	struct rdmaxfer_prefix	*l_allow;
+	u32			l_nallow;
 };
 
 /**
@@ -1036,6 +1085,23 @@ int rdmaxfer_probe_alloc(struct rdmaxfer_conn *conn);
 void rdmaxfer_probe_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn);
 int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+
+/* auth.c */
+int rdmaxfer_allow_copy(struct rdmaxfer_listener *l, u64 uptr, u32 count);
+bool rdmaxfer_allowed(const struct rdmaxfer_listener *l, const struct sockaddr *peer);
+int rdmaxfer_key_get(s32 serial, struct key **keyp);
+int rdmaxfer_auth_client_start(struct rdmaxfer_conn *conn, struct key *key);
+u8 rdmaxfer_auth_request(struct rdmaxfer_conn *conn, const struct rdmaxfer_cm_hello_ext *hello,
+			 struct rdmaxfer_cm_auth *req);
+int rdmaxfer_auth_admit(struct rdmaxfer_listener *l, const void *data, u32 len, u32 *reason);
+int rdmaxfer_auth_reply(struct rdmaxfer_conn *conn, struct key *key, const void *data,
+			struct rdmaxfer_cm_auth *rep, u32 *reason);
+int rdmaxfer_auth_check_reply(struct rdmaxfer_conn *conn, const void *data, u32 len,
+			      u32 *reason);
+int rdmaxfer_auth_send(struct rdmaxfer_conn *conn);
+int rdmaxfer_auth_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+void rdmaxfer_auth_end(struct rdmaxfer_conn *conn, int error);
+void rdmaxfer_auth_free(struct rdmaxfer_conn *conn);
 
 /* sq.c */
 int rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holding);

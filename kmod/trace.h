@@ -292,6 +292,42 @@ TRACE_EVENT(rdmaxfer_keepalive,
 		  __entry->dead ? "peer dead" : "probe")
 );
 
+/*
+ * Who may connect (auth.c): a client refused before a QP (@conn 0), or
+ * the outcome of a key handshake.  @reason: 0 (the peer proved the key)
+ * or RDMAXFER_REJECT_*.  Nothing of the key is traced.
+ */
+TRACE_EVENT(rdmaxfer_admit,
+	TP_PROTO(const struct rdmaxfer_file *rf, u32 conn, const struct rdmaxfer_addr *peer,
+		 bool server, u32 reason),
+	TP_ARGS(rf, conn, peer, server, reason),
+	TP_STRUCT__entry(
+		__field(u32, file)
+		__field(u32, conn)
+		__array(u8, addr, 16)
+		__field(bool, server)
+		__field(u32, reason)
+	),
+	TP_fast_assign(
+		__entry->file = rf->rf_trace_id;
+		__entry->conn = conn;
+		/* IPv4 as IPv4-mapped: %pI6c prints it as ::ffff:a.b.c.d */
+		memset(__entry->addr, 0, 16);
+		if (peer->family == AF_INET) {
+			__entry->addr[10] = 0xff;
+			__entry->addr[11] = 0xff;
+			memcpy(&__entry->addr[12], peer->addr, 4);
+		} else {
+			memcpy(__entry->addr, peer->addr, 16);
+		}
+		__entry->server = server;
+		__entry->reason = reason;
+	),
+	TP_printk("file=%u conn=%u %s peer=%pI6c reason=%u%s", __entry->file, __entry->conn,
+		  __entry->server ? "server" : "client", __entry->addr, __entry->reason,
+		  __entry->reason ? "" : " (key proved)")
+);
+
 #endif /* _RDMAXFER_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

@@ -45,6 +45,11 @@ TEST(constants)
 	EXPECT_EQ(1, RDMAXFER_FEATURE_DEVICE_QUERY);
 	EXPECT_EQ(2, RDMAXFER_FEATURE_TRANSFER);
 	EXPECT_EQ(8, RDMAXFER_FEATURE_RING);
+	EXPECT_EQ(32, RDMAXFER_FEATURE_AUTH);
+	EXPECT_EQ(64, RDMAXFER_FEATURE_ALLOW_LIST);
+	EXPECT_EQ(16, RDMAXFER_KEY_MIN);
+	EXPECT_EQ(256, RDMAXFER_KEY_MAX);
+	EXPECT_EQ(64, RDMAXFER_MAX_ALLOW);
 	EXPECT_EQ(1, RDMAXFER_RING_QUEUED);
 	EXPECT_EQ(18515, RDMAXFER_DEFAULT_PORT);
 	EXPECT_EQ(0, RDMAXFER_REJECT_NONE);
@@ -54,6 +59,10 @@ TEST(constants)
 	EXPECT_EQ(4, RDMAXFER_REJECT_BACKLOG);
 	EXPECT_EQ(5, RDMAXFER_REJECT_RESOURCES);
 	EXPECT_EQ(6, RDMAXFER_REJECT_UNKNOWN);
+	EXPECT_EQ(7, RDMAXFER_REJECT_AUTH_REQUIRED);
+	EXPECT_EQ(8, RDMAXFER_REJECT_AUTH_UNAVAILABLE);
+	EXPECT_EQ(9, RDMAXFER_REJECT_AUTH_FAILED);
+	EXPECT_EQ(10, RDMAXFER_REJECT_NOT_ALLOWED);
 	EXPECT_EQ(1, RDMAXFER_BUF_READ);
 	EXPECT_EQ(2, RDMAXFER_BUF_WRITE);
 	EXPECT_EQ(1, RDMAXFER_REMOTE_READ);
@@ -187,12 +196,24 @@ TEST(addr_layout)
 
 TEST(listen_layout)
 {
-	EXPECT_EQ(40, sizeof(struct rdmaxfer_listen));
+	EXPECT_EQ(56, sizeof(struct rdmaxfer_listen));
 	OFF(rdmaxfer_listen, size, 0);
 	OFF(rdmaxfer_listen, flags, 4);
 	OFF(rdmaxfer_listen, addr, 8);
 	OFF(rdmaxfer_listen, backlog, 32);
 	OFF(rdmaxfer_listen, listen_id, 36);
+	OFF(rdmaxfer_listen, key_id, 40);
+	OFF(rdmaxfer_listen, allow_count, 44);
+	OFF(rdmaxfer_listen, allow, 48);
+}
+
+TEST(prefix_layout)
+{
+	EXPECT_EQ(24, sizeof(struct rdmaxfer_prefix));
+	OFF(rdmaxfer_prefix, family, 0);
+	OFF(rdmaxfer_prefix, prefix_len, 2);
+	OFF(rdmaxfer_prefix, __reserved, 3);
+	OFF(rdmaxfer_prefix, addr, 8);
 }
 
 TEST(accept_layout)
@@ -208,13 +229,15 @@ TEST(accept_layout)
 
 TEST(connect_layout)
 {
-	EXPECT_EQ(48, sizeof(struct rdmaxfer_connect));
+	EXPECT_EQ(56, sizeof(struct rdmaxfer_connect));
 	OFF(rdmaxfer_connect, size, 0);
 	OFF(rdmaxfer_connect, flags, 4);
 	OFF(rdmaxfer_connect, addr, 8);
 	OFF(rdmaxfer_connect, timeout_ns, 32);
 	OFF(rdmaxfer_connect, conn_id, 40);
 	OFF(rdmaxfer_connect, reject_reason, 44);
+	OFF(rdmaxfer_connect, key_id, 48);
+	OFF(rdmaxfer_connect, __reserved, 52);
 }
 
 TEST(close_layout)
@@ -369,7 +392,13 @@ TEST(counters_layout)
 
 TEST(stats_layout)
 {
-	EXPECT_EQ(512, sizeof(struct rdmaxfer_stats));
+	EXPECT_EQ(560, sizeof(struct rdmaxfer_stats));
+	OFF(rdmaxfer_stats, file_auth, 512);
+	OFF(rdmaxfer_stats, global_auth, 536);
+	EXPECT_EQ(24, sizeof(struct rdmaxfer_auth_counters));
+	OFF(rdmaxfer_auth_counters, auth_ok, 0);
+	OFF(rdmaxfer_auth_counters, auth_failed, 8);
+	OFF(rdmaxfer_auth_counters, not_allowed, 16);
 	OFF(rdmaxfer_stats, size, 0);
 	OFF(rdmaxfer_stats, flags, 4);
 	OFF(rdmaxfer_stats, file, 8);

@@ -69,6 +69,8 @@ enum {
 #define RDMAXFER_FEATURE_RECV_SLOTS	_BITULL(2)	/* RDMAXFER_OP_RECV, zero-copy SEND */
 #define RDMAXFER_FEATURE_RING		_BITULL(3)	/* RING_SETUP, mmap() */
 #define RDMAXFER_FEATURE_SINK_SLOTS	_BITULL(4)	/* RDMAXFER_RECV_SINK */
+#define RDMAXFER_FEATURE_AUTH		_BITULL(5)	/* key_id of LISTEN and CONNECT */
+#define RDMAXFER_FEATURE_ALLOW_LIST	_BITULL(6)	/* allow of LISTEN */
 
 /**
  * struct rdmaxfer_info - argument of RDMAXFER_IOC_GET_INFO
@@ -338,6 +340,35 @@ struct rdmaxfer_addr {
 /* The CLI's default port, and the port CONNECT uses for port 0 (LISTEN: any). */
 #define RDMAXFER_DEFAULT_PORT		18515
 
+/*
+ * Keys (struct rdmaxfer_listen.key_id, struct rdmaxfer_connect.key_id): the
+ * serial number of a key in the caller's keyrings, of type "logon" or
+ * "user", that the caller may search for, holding 16 to 256 bytes of
+ * secret shared by the two ends.  Both ends prove they hold it
+ * (HMAC-SHA256, Documentation/protocol.md) before the listener hands the
+ * connection out; nothing of the key ever leaves the kernel.
+ */
+#define RDMAXFER_KEY_MIN		16
+#define RDMAXFER_KEY_MAX		256
+
+/**
+ * struct rdmaxfer_prefix - an address prefix of a listener's allow-list
+ * @family: AF_INET or AF_INET6
+ * @prefix_len: bits of @addr that must match: 0..32 (AF_INET), 0..128
+ * @__reserved: 0
+ * @addr: the address, in network order (AF_INET: the first 4 bytes; the
+ *	bits past @prefix_len must be 0)
+ */
+struct rdmaxfer_prefix {
+	__u16 family;
+	__u8 prefix_len;
+	__u8 __reserved[5];
+	__u8 addr[16];
+};
+
+/* Most prefixes in one allow-list. */
+#define RDMAXFER_MAX_ALLOW		64
+
 /**
  * struct rdmaxfer_listen - argument of RDMAXFER_IOC_LISTEN
  * @size: sizeof(struct rdmaxfer_listen)
@@ -346,9 +377,21 @@ struct rdmaxfer_addr {
  *	the family); out, @addr.port is the bound port (useful with port 0)
  * @backlog: in, connections established but not yet accepted; 0: default
  * @listen_id: out, the listener's id
+ * @key_id: in, a key (above) every client must prove it holds; 0: none,
+ *	and a client that asks for authentication is refused
+ * @allow_count: in, number of prefixes at @allow (0: any address;
+ *	at most RDMAXFER_MAX_ALLOW)
+ * @allow: in, user pointer to @allow_count struct rdmaxfer_prefix: a client
+ *	whose address matches none is refused before a QP is made for it
  *
  * Incoming connections whose handshake is valid are accepted by the kernel
  * and queued until ACCEPT takes them; beyond @backlog they are rejected.
+ * With a key, a connection is queued only once its client has proved it
+ * holds the key; until then it counts against @backlog.  A key that is
+ * revoked or expires later refuses new clients and leaves established
+ * connections alone.  Errors of the key: ENOKEY (no such key, or not one
+ * the caller may search for), EKEYREVOKED, EKEYEXPIRED, EINVAL (another
+ * type, or a length out of range).
  */
 struct rdmaxfer_listen {
 	__u32 size;
@@ -356,6 +399,9 @@ struct rdmaxfer_listen {
 	struct rdmaxfer_addr addr;
 	__u32 backlog;
 	__u32 listen_id;
+	__s32 key_id;
+	__u32 allow_count;
+	__aligned_u64 allow;
 };
 
 #define RDMAXFER_IOC_LISTEN		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_LISTEN)
@@ -390,12 +436,19 @@ struct rdmaxfer_accept {
  * @conn_id: out, the connection
  * @reject_reason: out, when the server refused the handshake
  *	(ECONNREFUSED): RDMAXFER_REJECT_*; 0 otherwise
+ * @key_id: in, a key (above) the server must prove it holds, and we prove
+ *	we hold; 0: none (a server that requires one refuses us)
+ * @__reserved: 0
  *
  * Blocks until the connection is established or fails: ECONNREFUSED (no
  * listener, or the server rejected us: see @reject_reason), EHOSTUNREACH or
  * ENETUNREACH (no route or no RDMA device for the address), ETIMEDOUT,
  * EINTR (a signal; nothing is left behind), EADDRINUSE or EADDRNOTAVAIL
  * (iWARP: TCP held every local port tried; each attempt takes another).
+ * With @key_id: the key's errors as for LISTEN, and ECONNREFUSED with
+ * @reject_reason RDMAXFER_REJECT_AUTH_UNAVAILABLE (the server has no key,
+ * or is older) or RDMAXFER_REJECT_AUTH_FAILED (the server holds another
+ * key: its proof did not match ours).
  */
 struct rdmaxfer_connect {
 	__u32 size;
@@ -404,6 +457,8 @@ struct rdmaxfer_connect {
 	__aligned_s64 timeout_ns;
 	__u32 conn_id;
 	__u32 reject_reason;
+	__s32 key_id;
+	__u32 __reserved;
 };
 
 #define RDMAXFER_IOC_CONNECT		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_CONNECT)
@@ -416,6 +471,10 @@ struct rdmaxfer_connect {
 #define RDMAXFER_REJECT_BACKLOG		4	/* listener backlog full */
 #define RDMAXFER_REJECT_RESOURCES	5	/* server out of memory or QPs */
 #define RDMAXFER_REJECT_UNKNOWN		6	/* no reason given (not rdmaxfer, or no listener) */
+#define RDMAXFER_REJECT_AUTH_REQUIRED	7	/* the listener requires a key; we gave none */
+#define RDMAXFER_REJECT_AUTH_UNAVAILABLE 8	/* we gave a key; the server has none usable */
+#define RDMAXFER_REJECT_AUTH_FAILED	9	/* the server proved another key (told by us) */
+#define RDMAXFER_REJECT_NOT_ALLOWED	10	/* our address is not on the allow-list */
 
 /**
  * struct rdmaxfer_close - argument of RDMAXFER_IOC_CLOSE
@@ -848,6 +907,20 @@ struct rdmaxfer_counters {
 };
 
 /**
+ * struct rdmaxfer_auth_counters - who was let in
+ * @auth_ok: connections whose peer proved the key (both sides count)
+ * @auth_failed: connections refused or dropped for the key: a client
+ *	without one, a wrong proof, a client silent until dropped, a server
+ *	without one, a revoked or expired key
+ * @not_allowed: clients refused by a listener's allow-list
+ */
+struct rdmaxfer_auth_counters {
+	__aligned_u64 auth_ok;
+	__aligned_u64 auth_failed;
+	__aligned_u64 not_allowed;
+};
+
+/**
  * struct rdmaxfer_stats - argument of RDMAXFER_IOC_STATS
  * @size: sizeof(struct rdmaxfer_stats)
  * @flags: must be 0
@@ -858,6 +931,8 @@ struct rdmaxfer_counters {
  * @num_bufs: out, registered buffers of this file now
  * @num_windows: out, windows this file exposes now
  * @__reserved: 0
+ * @file_auth: out, authentication counters of this file
+ * @global_auth: out, of the module since it was loaded
  */
 struct rdmaxfer_stats {
 	__u32 size;
@@ -869,6 +944,8 @@ struct rdmaxfer_stats {
 	__u32 num_bufs;
 	__u32 num_windows;
 	__u32 __reserved;
+	struct rdmaxfer_auth_counters file_auth;
+	struct rdmaxfer_auth_counters global_auth;
 };
 
 #define RDMAXFER_IOC_STATS		_IO(RDMAXFER_TYPE, RDMAXFER_CMD_STATS)

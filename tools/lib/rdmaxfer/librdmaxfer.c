@@ -63,10 +63,14 @@ int rdx_query_port(int fd, uint32_t index, uint32_t port, struct rdmaxfer_gid *g
 	return rdx_ioctl(fd, RDMAXFER_IOC_QUERY_PORT, pi);
 }
 
-int rdx_listen(int fd, struct rdmaxfer_addr addr, uint32_t backlog, uint32_t *id,
-	       uint16_t *port)
+int rdx_listen_auth(int fd, struct rdmaxfer_addr addr, uint32_t backlog, int32_t key_id,
+		    const struct rdmaxfer_prefix *allow, uint32_t nallow, uint32_t *id,
+		    uint16_t *port)
 {
-	struct rdmaxfer_listen l = { .size = sizeof(l), .addr = addr, .backlog = backlog };
+	struct rdmaxfer_listen l = {
+		.size = sizeof(l), .addr = addr, .backlog = backlog, .key_id = key_id,
+		.allow_count = nallow, .allow = (uintptr_t)allow,
+	};
 	int ret = rdx_ioctl(fd, RDMAXFER_IOC_LISTEN, &l);
 
 	if (!ret) {
@@ -78,10 +82,18 @@ int rdx_listen(int fd, struct rdmaxfer_addr addr, uint32_t backlog, uint32_t *id
 	return ret;
 }
 
-int rdx_connect(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, uint32_t *id,
-		uint32_t *reason)
+int rdx_listen(int fd, struct rdmaxfer_addr addr, uint32_t backlog, uint32_t *id,
+	       uint16_t *port)
 {
-	struct rdmaxfer_connect c = { .size = sizeof(c), .addr = addr, .timeout_ns = timeout_ns };
+	return rdx_listen_auth(fd, addr, backlog, 0, NULL, 0, id, port);
+}
+
+int rdx_connect_key(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, int32_t key_id,
+		    uint32_t *id, uint32_t *reason)
+{
+	struct rdmaxfer_connect c = {
+		.size = sizeof(c), .addr = addr, .timeout_ns = timeout_ns, .key_id = key_id,
+	};
 	int ret = rdx_ioctl(fd, RDMAXFER_IOC_CONNECT, &c);
 
 	if (reason)
@@ -89,6 +101,38 @@ int rdx_connect(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, uint32_t 
 	if (!ret && id)
 		*id = c.conn_id;
 	return ret;
+}
+
+int rdx_connect(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, uint32_t *id,
+		uint32_t *reason)
+{
+	return rdx_connect_key(fd, addr, timeout_ns, 0, id, reason);
+}
+
+const char *rdx_reject_str(uint32_t reason)
+{
+	switch (reason) {
+	case RDMAXFER_REJECT_NOT_RDMAXFER:
+		return "it is not an rdmaxfer server";
+	case RDMAXFER_REJECT_VERSION:
+		return "it speaks another rdmaxfer protocol version";
+	case RDMAXFER_REJECT_PARAMS:
+		return "it does not accept our queue depth or buffer sizes";
+	case RDMAXFER_REJECT_BACKLOG:
+		return "the server is busy (its backlog is full)";
+	case RDMAXFER_REJECT_RESOURCES:
+		return "the server is out of memory or queue pairs";
+	case RDMAXFER_REJECT_AUTH_REQUIRED:
+		return "authentication failed: the server requires a key (--key) and we gave none";
+	case RDMAXFER_REJECT_AUTH_UNAVAILABLE:
+		return "authentication failed: we gave a key, but the server has none (or its key was revoked, or it is an older rdmaxfer)";
+	case RDMAXFER_REJECT_AUTH_FAILED:
+		return "authentication failed: the server does not hold our key";
+	case RDMAXFER_REJECT_NOT_ALLOWED:
+		return "our address is not on the server's allow-list";
+	default:
+		return "no rdmaxfer server is listening there";
+	}
 }
 
 int rdx_accept(int fd, uint32_t listen_id, int64_t timeout_ns, uint32_t *id,

@@ -64,6 +64,22 @@ int rdx_listen(int fd, struct rdmaxfer_addr addr, uint32_t backlog, uint32_t *id
 int rdx_connect(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, uint32_t *id,
 		uint32_t *reason);
 
+/*
+ * LISTEN with who may connect: a key every client must prove it holds
+ * (@key_id, a serial in the caller's keyrings; 0: none) and an allow-list
+ * (@nallow prefixes at @allow; 0: any client).
+ */
+int rdx_listen_auth(int fd, struct rdmaxfer_addr addr, uint32_t backlog, int32_t key_id,
+		    const struct rdmaxfer_prefix *allow, uint32_t nallow, uint32_t *id,
+		    uint16_t *port);
+
+/* CONNECT proving the key @key_id (0: none), as rdx_connect() otherwise. */
+int rdx_connect_key(int fd, struct rdmaxfer_addr addr, int64_t timeout_ns, int32_t key_id,
+		    uint32_t *id, uint32_t *reason);
+
+/* What RDMAXFER_REJECT_* @reason means, as a phrase ("the server ..."). */
+const char *rdx_reject_str(uint32_t reason);
+
 /* ACCEPT on listener @listen_id, waiting at most @timeout_ns: the id, the peer. */
 int rdx_accept(int fd, uint32_t listen_id, int64_t timeout_ns, uint32_t *id,
 	       struct rdmaxfer_addr *peer);
