@@ -163,7 +163,7 @@ static int rdmaxfer_key_check(struct key *key)
 	int ret;
 
 	if (key->type != &key_type_logon && key->type != &key_type_user)
-		return -EINVAL;
+		return -EKEYREJECTED;
 	down_read(&key->sem);
 	ret = key_validate(key);
 	if (!ret) {
@@ -171,7 +171,7 @@ static int rdmaxfer_key_check(struct key *key)
 		if (!p)
 			ret = -EKEYREVOKED;
 		else if (p->datalen < RDMAXFER_KEY_MIN || p->datalen > RDMAXFER_KEY_MAX)
-			ret = -EINVAL;
+			ret = -EKEYREJECTED;
 	}
 	up_read(&key->sem);
 	return ret;
@@ -186,8 +186,8 @@ static int rdmaxfer_key_check(struct key *key)
  * would find it: possessed, or with search permission).
  *
  * Context: process context, the caller's credentials.
- * Return: 0, -ENOKEY, -EACCES, -EKEYREVOKED, -EKEYEXPIRED, -EINVAL (not a
- * "logon" or "user" key, or RDMAXFER_KEY_MIN..MAX bytes).
+ * Return: 0, -ENOKEY, -EACCES, -EKEYREVOKED, -EKEYEXPIRED, -EKEYREJECTED
+ * (not a "logon" or "user" key of RDMAXFER_KEY_MIN..MAX bytes).
  */
 int rdmaxfer_key_get(s32 serial, struct key **keyp)
 {

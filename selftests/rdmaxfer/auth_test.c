@@ -298,13 +298,13 @@ TEST_F(auth, bad_keys)
 	ASSERT_LT(0, shrt);
 	ASSERT_LT(0, lng);
 	ASSERT_LT(0, ring);
-	EXPECT_EQ(EINVAL, auth_listen(self, shrt, NULL, 0));
-	EXPECT_EQ(EINVAL, auth_listen(self, lng, NULL, 0));
-	EXPECT_EQ(EINVAL, auth_listen(self, ring, NULL, 0));
+	EXPECT_EQ(EKEYREJECTED, auth_listen(self, shrt, NULL, 0));
+	EXPECT_EQ(EKEYREJECTED, auth_listen(self, lng, NULL, 0));
+	EXPECT_EQ(EKEYREJECTED, auth_listen(self, ring, NULL, 0));
 	EXPECT_EQ(ENOKEY, auth_listen(self, -1, NULL, 0));	/* a special id */
 	EXPECT_EQ(ENOKEY, auth_listen(self, 0x7ffffff0, NULL, 0));
 	ASSERT_EQ(0, auth_listen(self, 0, NULL, 0));
-	EXPECT_EQ(EINVAL, auth_connect(self, shrt, &conn, &reason));
+	EXPECT_EQ(EKEYREJECTED, auth_connect(self, shrt, &conn, &reason));
 	EXPECT_EQ(ENOKEY, auth_connect(self, 0x7ffffff0, &conn, &reason));
 	c.addr = rdx_addr(test_addr4, self->port);
 	c.__reserved = 1;

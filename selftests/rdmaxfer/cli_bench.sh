@@ -221,7 +221,7 @@ ktap_result "stats_no_errors" $r
 # serves a normal verified write
 run write rdmaxfer write $HOST --port $PORT --size 1M --verify
 [ $rc -eq 0 ] && grep -q ', verified$' "$tmp/write.out" && ! grep -q ZZZZ "$tmp/serve.log" &&
-	[ ! -s "$tmp/serve.err" ]
+	serve_quiet serve
 r=$?
 [ $r -eq 0 ] || show write.out write.err serve.log serve.err
 kill -TERM "$pid" 2>/dev/null

@@ -143,7 +143,7 @@ ktap_result "ping_udp_nothing_listens_exit_1" $r
 run rdma rdmaxfer write $HOST --port $P1 --size 64K --verify
 r1=$rc
 stop s1
-[ $r1 -eq 0 ] && [ $rc -eq 0 ] && [ ! -s "$tmp/s1.err" ] &&
+[ $r1 -eq 0 ] && [ $rc -eq 0 ] && serve_quiet s1 &&
 	grep -q '^connection [0-9]* from ' "$tmp/s1.log" &&
 	! grep -v -e '^listening on ' -e '^connection [0-9]* from ' "$tmp/s1.log" >/dev/null
 r=$?

@@ -181,7 +181,7 @@ r=$?
 ktap_result "read_does_not_fit_exit_1" $r
 
 stop s1
-[ $rc -eq 0 ] && [ ! -s "$tmp/s1.err" ] &&
+[ $rc -eq 0 ] && serve_quiet s1 &&
 	[ "$(grep -c '^connection [0-9]* from ' "$tmp/s1.log")" -ge 14 ]
 r=$?
 [ $r -eq 0 ] || { ktap_diag "serve exited $rc"; show s1.log s1.err; }
@@ -255,7 +255,7 @@ r1=$?
 run rawr rdmaxfer read $HOST --port $P5 --size 3145733 --out "$tmp/raw.back" --verify
 r2=$rc
 stop s5
-[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $rc -eq 0 ] && [ ! -s "$tmp/s5.err" ] &&
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $rc -eq 0 ] && serve_quiet s5 &&
 	grep -q '^read 3145733 bytes in .*, verified$' "$tmp/rawr.out" &&
 	cmp -s "$tmp/raw" "$tmp/raw.back" && cmp -s "$tmp/raw" "$tmp/s5.data"
 r=$?

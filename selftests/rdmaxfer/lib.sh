@@ -362,6 +362,13 @@ serve()
 	esac
 }
 
+# serve_quiet NAME: serve NAME's stderr says nothing but its start-up
+# warning that it has no --key.
+serve_quiet()
+{
+	! grep -v '^rdmaxfer: warning: no --key: ' "$tmp/$1.err" | grep -q .
+}
+
 # stop NAME: SIGTERM the server, wait; sets $rc to its exit status.
 # shellcheck disable=SC2034
 stop()

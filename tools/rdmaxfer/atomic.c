@@ -28,19 +28,23 @@ struct atomic_opts {
 	uint64_t offset;
 	uint64_t add, compare, swap;
 	bool have_add, have_compare, have_swap;
+	int32_t key;		/* --key, --key-file: its serial; 0: none */
 };
 
 static void atomic_help(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmaxfer atomic HOST [--port N] --op fadd [--add N] [--offset BYTES] [--json]\n"
+		"usage: rdmaxfer atomic HOST [--port N] --op fadd [--add N] [--offset BYTES]\n"
+		"                            [--key KEY] [--json]\n"
 		"       rdmaxfer atomic HOST [--port N] --op cas --compare N --swap N\n"
-		"                            [--offset BYTES] [--json]\n"
+		"                            [--offset BYTES] [--key KEY] [--json]\n"
 		"\n"
 		"One 8-byte RDMA atomic on the window of 'rdmaxfer serve --atomic' at HOST,\n"
 		"done by the adapters without the server's CPU; prints the value before it.\n"
 		"\n"
 		"  --port N          server port (default %u)\n"
+		"  --key KEY         prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F      the same with the key in file F (16 to 256 bytes)\n"
 		"  --op fadd|cas     fetch-and-add, or compare-and-swap\n"
 		"  --offset BYTES    where in the window (a multiple of 8; default 0)\n"
 		"  --add N           fadd: the value added (default 1; negative: subtracted)\n"
@@ -82,6 +86,7 @@ static int parse_atomic(int argc, char **argv, struct atomic_opts *o)
 		{ "add", required_argument, NULL, OPT_ADD },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
 		{ "swap", required_argument, NULL, OPT_SWAP },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -133,7 +138,7 @@ static int parse_atomic(int argc, char **argv, struct atomic_opts *o)
 		return usage_error("atomic ", "--op cas takes --compare and --swap (not --add)");
 	if (o->opcode == RDMAXFER_OP_FADD && (o->have_compare || o->have_swap))
 		return usage_error("atomic ", "--op fadd takes --add (not --compare or --swap)");
-	return -1;
+	return key_resolve(&o->co, &o->key);
 }
 
 int cmd_atomic(int argc, char **argv)
@@ -149,7 +154,7 @@ int cmd_atomic(int argc, char **argv)
 		return ret;
 	cas = o.opcode == RDMAXFER_OP_CAS;
 	ret = EXIT_FAIL;
-	if (session_open(&s, o.co.host, o.co.port) ||
+	if (session_open(&s, o.co.host, o.co.port, o.key) ||
 	    session_wait_window(&s, RDMAXFER_REMOTE_ATOMIC))
 		goto out;
 	if (o.offset > s.window_len || s.window_len - o.offset < 8) {

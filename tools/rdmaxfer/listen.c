@@ -33,6 +33,8 @@ int listen_failed(const char *addr, uint16_t port, int err)
 	if (err == EADDRNOTAVAIL && parse_addr(addr, 0, &any) == 0 &&
 	    !memcmp(any.addr, zero, sizeof(zero)))
 		err = EADDRINUSE;
+	if (key_error(err))
+		return fail("cannot listen with that key: %s", key_error(err));
 	switch (err) {
 	case EADDRINUSE:
 		return fail("cannot listen on %s port %u: the port is in use (another rdmaxfer serve?)",
@@ -87,8 +89,8 @@ static bool listen_address(const struct ifaddrs *ifa, struct rdmaxfer_addr *la)
 	}
 }
 
-int listen_each_address(int fd, uint16_t *port, uint32_t ids[LISTEN_MAX_ADDRS], unsigned int *n,
-			char *where, size_t len)
+int listen_each_address(int fd, const struct admit *ad, uint16_t *port,
+			uint32_t ids[LISTEN_MAX_ADDRS], unsigned int *n, char *where, size_t len)
 {
 	struct rdmaxfer_addr done[LISTEN_MAX_ADDRS], la;
 	char host[INET6_ADDRSTRLEN];
@@ -112,7 +114,7 @@ int listen_each_address(int fd, uint16_t *port, uint32_t ids[LISTEN_MAX_ADDRS], 
 		if (!inet_ntop(la.family, la.addr, host, sizeof(host)))
 			continue;
 		la.port = *port;
-		err = rdx_listen(fd, la, 0, &ids[*n], port);
+		err = rdx_listen_auth(fd, la, 0, ad->key, ad->allow, ad->nallow, &ids[*n], port);
 		if (err == ENODEV || err == EADDRNOTAVAIL)
 			continue;	/* no RDMA device there */
 		if (err) {

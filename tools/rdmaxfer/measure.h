@@ -42,6 +42,7 @@ enum bench_transport { BT_RDMA, BT_TCP, BT_UDP };
 struct ping_opts {
 	const char *host;
 	uint16_t port;
+	int32_t key;			/* --key's serial, 0: none */
 	enum bench_op op;
 	enum bench_transport transport;
 	uint64_t size;
@@ -54,6 +55,7 @@ struct ping_opts {
 struct bench_opts {
 	const char *host;
 	uint16_t port;
+	int32_t key;			/* --key's serial, 0: none */
 	enum bench_op op;
 	enum bench_transport transport;
 	uint64_t size_min, size_max;	/* equal without --sweep; sweep doubles */

@@ -490,6 +490,7 @@ static void bench_help(FILE *f)
 		"usage: rdmaxfer bench HOST [--port N] --op write|read|send|fadd|cas\n"
 		"                      [--size BYTES | --sweep MIN:MAX] [--iters N | --duration S]\n"
 		"                      [--depth N] [--conns N] [--bidir] [--transport rdma|tcp|udp]\n"
+		"                      [--key KEY | --key-file F]\n"
 		"                      [--json]\n"
 		"\n"
 		"Measure bandwidth and message rate to 'rdmaxfer serve' at HOST: RDMA WRITE\n"
@@ -499,6 +500,8 @@ static void bench_help(FILE *f)
 		"window, which 'serve --atomic' allows.\n"
 		"\n"
 		"  --port N          server port (default %u)\n"
+		"  --key KEY         prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F      the same with the key in file F (16 to 256 bytes)\n"
 		"  --op OP           write, read, send, fadd or cas\n"
 		"  --size BYTES      bytes per operation (default 64K; K, M, G suffixes)\n"
 		"  --sweep MIN:MAX   sizes MIN, 2*MIN, 4*MIN, ... and MAX, one row each\n"
@@ -616,6 +619,7 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 		{ "conns", required_argument, NULL, 'c' },
 		{ "bidir", no_argument, NULL, 'b' },
 		{ "transport", required_argument, NULL, 't' },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -636,6 +640,9 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 		if (ret >= 0)
 			return ret;
 	}
+	if (ret >= 0)
+		return ret;
+	ret = key_resolve(&co, &o->key);
 	if (ret >= 0)
 		return ret;
 	o->host = co.host;
@@ -736,7 +743,7 @@ static int bench_setup(struct bench_run *r)
 
 		bc->run = r;
 		bc->idx = i;
-		if (session_open(&bc->s, o->host, o->port))
+		if (session_open(&bc->s, o->host, o->port, o->key))
 			return EXIT_FAIL;
 		if (access && session_wait_window(&bc->s, access))
 			return EXIT_FAIL;

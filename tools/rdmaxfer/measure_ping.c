@@ -70,12 +70,14 @@ static void ping_help(FILE *f)
 	fprintf(f,
 		"usage: rdmaxfer ping HOST [--port N] [--op send|write|read|fadd|cas] [--size BYTES]\n"
 		"                     [--count N] [--warmup N] [--poll busy|block] [--histogram]\n"
-		"                     [--transport rdma|tcp|udp] [--json]\n"
+		"                     [--transport rdma|tcp|udp] [--key KEY | --key-file F] [--json]\n"
 		"\n"
 		"Measure round-trip latency to 'rdmaxfer serve' at HOST, one operation at a\n"
 		"time: min, p50, p99, p99.9, max and mean in microseconds.\n"
 		"\n"
 		"  --port N        server port (default %u)\n"
+		"  --key KEY       prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F    the same with the key in file F (16 to 256 bytes)\n"
 		"  --op OP         send (default: the server echoes each message), write or\n"
 		"                  read (RDMA into/from the server's window: its device\n"
 		"                  answers, its CPU does nothing), fadd or cas (an 8-byte\n"
@@ -103,6 +105,7 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *poll_mode
 		{ "poll", required_argument, NULL, 'P' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "transport", required_argument, NULL, 't' },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -151,6 +154,9 @@ static int parse_ping(int argc, char **argv, struct ping_opts *o, int *poll_mode
 			break;
 		}
 	}
+	if (ret >= 0)
+		return ret;
+	ret = key_resolve(&co, &o->key);
 	if (ret >= 0)
 		return ret;
 	o->host = co.host;
@@ -340,7 +346,7 @@ static int ping_rdma(const struct ping_opts *o, int poll_mode, uint64_t *ns)
 	int ret = EXIT_FAIL;
 
 	bench_abort = 0;
-	if (session_open(&s, o->host, o->port))
+	if (session_open(&s, o->host, o->port, o->key))
 		goto out;
 	/* both kernels have receive slots: serve's kernel echoes */
 	kecho = echo && (s.ci.conn_flags & RDMAXFER_CONN_F_RECV_SLOTS);

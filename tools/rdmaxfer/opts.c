@@ -13,8 +13,8 @@
  * common_getopt() runs getopt_long() (optstring ":", opterr 0: getopt
  * prints nothing, and a missing value is told apart) over the command's
  * table and returns only the command's own options.  The rest it handles
- * itself: --port, --bind, --size, --json and --help (OPTION_* entries of
- * the table), a missing value and an unknown option; and after the last
+ * itself: --port, --bind, --size, --json, --help, --key and --key-file
+ * (OPTION_* entries of the table), a missing value and an unknown option; and after the last
  * option what follows them: one HOST for the clients (write, read, send,
  * ping, bench), nothing for the others.  The few ways commands differ in
  * the shared options are the CO_* flags (rdmaxfer.h): serve takes --port 0
@@ -77,6 +77,12 @@ static int common_opt(struct common_opts *co, int c, char **argv)
 		return common_size(co, optarg);
 	case OPT_JSON:
 		co->json = true;
+		return -1;
+	case OPT_KEY:
+		co->key = optarg;
+		return -1;
+	case OPT_KEY_FILE:
+		co->key_file = optarg;
 		return -1;
 	case OPT_HELP:
 		co->help(stdout);

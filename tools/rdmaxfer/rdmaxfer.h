@@ -8,7 +8,8 @@
  *
  *   main.c          the command table, --help, --version
  *   opts.c          the options commands share (--port, --bind, --size,
- *                   --json, --help, HOST) and their usage errors
+ *                   --json, --help, --key, HOST) and their usage errors
+ *   key.c           who may connect: --key, --key-file, --allow
  *   util.c          errors, the device file, sizes and addresses, JSON
  *   info.c          info: the module and its devices, human or JSON
  *   stats.c         stats: the module's counters
@@ -57,6 +58,8 @@ enum {
 	OPT_SIZE,
 	OPT_JSON,
 	OPT_HELP,
+	OPT_KEY,
+	OPT_KEY_FILE,
 };
 
 /* Their entries in a command's struct option table (<getopt.h>). */
@@ -65,6 +68,8 @@ enum {
 #define OPTION_SIZE	{ "size", required_argument, NULL, OPT_SIZE }
 #define OPTION_JSON	{ "json", no_argument, NULL, OPT_JSON }
 #define OPTION_HELP	{ "help", no_argument, NULL, OPT_HELP }
+#define OPTION_KEY	{ "key", required_argument, NULL, OPT_KEY }, \
+			{ "key-file", required_argument, NULL, OPT_KEY_FILE }
 #define OPTION_END	{ NULL, 0, NULL, 0 }
 
 /* struct common_opts.flags: how a command takes the shared options */
@@ -83,6 +88,8 @@ struct common_opts {
 	uint64_t size;			/* --size, when have_size */
 	bool have_size;
 	bool json;			/* --json */
+	const char *key;		/* --key: a key's serial or description, or NULL */
+	const char *key_file;		/* --key-file: a file holding the key, or NULL */
 };
 
 void common_init(struct common_opts *co, const char *cmd, void (*help)(FILE *f),
@@ -117,6 +124,12 @@ const char *status_words(int status);
 
 /* listen.c: where a server listens */
 #define LISTEN_MAX_ADDRS	32	/* listen_each_address() */
+/* Who may connect to a listener: --key, --allow (key.c) */
+struct admit {
+	int32_t key;			/* a key's serial; 0: none */
+	unsigned int nallow;		/* 0: any address */
+	struct rdmaxfer_prefix allow[RDMAXFER_MAX_ALLOW];
+};
 /* LISTEN on @addr port @port failed with @err: say why (one line); EXIT_FAIL */
 int listen_failed(const char *addr, uint16_t port, int err);
 /* Is one of the RDMA devices the module sees iWARP (an RNIC)? */
@@ -130,8 +143,19 @@ bool have_iwarp(int fd);
  * address added later is not listened on.  Returns 0, -1 when none could
  * be listened on (the caller tries the wildcard), or EXIT_FAIL (said).
  */
-int listen_each_address(int fd, uint16_t *port, uint32_t ids[LISTEN_MAX_ADDRS], unsigned int *n,
-			char *where, size_t len);
+int listen_each_address(int fd, const struct admit *ad, uint16_t *port,
+			uint32_t ids[LISTEN_MAX_ADDRS], unsigned int *n, char *where, size_t len);
+
+/*
+ * key.c: who may connect.  key_resolve(): the serial of the key --key or
+ * --key-file names (0: neither), -1 to go on, else the exit status (said).
+ * key_error(): what LISTEN's or CONNECT's error about a key means, or
+ * NULL if it is not about the key.  parse_prefix(): --allow's ADDR[/BITS];
+ * -1 to go on, else EXIT_USAGE (said).
+ */
+int key_resolve(const struct common_opts *co, int32_t *serial);
+const char *key_error(int err);
+int parse_prefix(const char *cmd, const char *s, struct rdmaxfer_prefix *p);
 
 /* crc32c.c: CRC32C (Castagnoli); start with crc = 0, feed pieces in order */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);

@@ -168,6 +168,7 @@ struct server {
 	unsigned int nactive;
 	unsigned int max_per_host;
 	bool atomic;			/* --atomic: windows allow RDMA atomics */
+	struct admit admit;		/* --key, --key-file, --allow */
 	bool no_atomic_told;		/* "device has no atomics" was said */
 	struct sconn conns[SERVE_MAX_CONNS];
 	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
@@ -1234,8 +1235,8 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 	int err;
 
 	if (!bind_addr && have_iwarp(srv->fd)) {
-		err = listen_each_address(srv->fd, &port, srv->listen_ids, &srv->nlisten, where,
-					  sizeof(where));
+		err = listen_each_address(srv->fd, &srv->admit, &port, srv->listen_ids,
+					  &srv->nlisten, where, sizeof(where));
 		if (err > 0)
 			return err;
 		if (!err) {
@@ -1246,7 +1247,8 @@ static int do_listen(struct server *srv, const char *bind_addr, uint16_t port)
 	for (;;) {
 		if (parse_addr(addr, port, &la))
 			return usage_error("serve ", "'%s' is not an IPv4 or IPv6 address", addr);
-		err = rdx_listen(srv->fd, la, 0, &srv->listen_ids[0], &srv->port);
+		err = rdx_listen_auth(srv->fd, la, 0, srv->admit.key, srv->admit.allow,
+				      srv->admit.nallow, &srv->listen_ids[0], &srv->port);
 		if (!err)
 			break;
 		/* the default: IPv4 only if IPv6 is not there */
@@ -1279,6 +1281,9 @@ listening:
 		snprintf(socks, sizeof(socks), "; sockets baseline on TCP and UDP port %u",
 			 sock_port(srv->port));
 	say(srv, "listening on %s, window %s, shared by all clients%s", where, sz, socks);
+	if (!srv->admit.key)
+		warnx_("warning: no --key: any host that can reach this port%s can read and write the window (see rdmaxfer(1), WHO MAY CONNECT)",
+		       srv->admit.nallow ? " from an --allow prefix" : "");
 	return EXIT_OK;
 }
 
@@ -1287,7 +1292,7 @@ static void serve_usage(FILE *f)
 	fprintf(f,
 		"usage: rdmaxfer serve [--bind ADDR] [--port N] [--size BYTES] [--in FILE]\n"
 		"                      [--out FILE] [--count N] [--max-per-host N] [--atomic]\n"
-		"                      [--json]\n"
+		"                      [--key KEY | --key-file F] [--allow PREFIX]... [--json]\n"
 		"\n"
 		"Serve 'rdmaxfer write', 'read', 'send', 'ping' and 'bench' from one\n"
 		"window of --size bytes, like one piece of remote memory: all clients WRITE\n"
@@ -1314,10 +1319,17 @@ static void serve_usage(FILE *f)
 		"                time (default %u of %u); more are refused\n"
 		"  --atomic      the window also allows RDMA atomics (rdmaxfer atomic,\n"
 		"                bench --op fadd|cas), where the device has them\n"
+		"  --key KEY     only clients that prove the key KEY connect (a keyring\n"
+		"                serial, or a logon or user key's description)\n"
+		"  --key-file F  the same with the key in file F (16 to 256 bytes)\n"
+		"  --allow PREFIX\n"
+		"                only clients from ADDR[/BITS] connect (repeatable, up\n"
+		"                to %u; checked before anything is set up for them)\n"
 		"  --json        one JSON object at exit (messages then go to --out or stderr)\n"
 		"\n"
-		"Without --count, serve runs until SIGINT or SIGTERM (exit 0).\n",
-		RDMAXFER_DEFAULT_PORT, SERVE_PER_HOST, SERVE_MAX_CONNS);
+		"Without --key, any host that can reach the port can read and write the\n"
+		"window.  Without --count, serve runs until SIGINT or SIGTERM (exit 0).\n",
+		RDMAXFER_DEFAULT_PORT, SERVE_PER_HOST, SERVE_MAX_CONNS, RDMAXFER_MAX_ALLOW);
 }
 
 /*
@@ -1356,6 +1368,8 @@ static int serve_parse(struct server *srv, int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "max-per-host", required_argument, NULL, 'm' },
 		{ "atomic", no_argument, NULL, 'a' },
+		{ "allow", required_argument, NULL, 'A' },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -1387,8 +1401,17 @@ static int serve_parse(struct server *srv, int argc, char **argv)
 		case 'a':
 			srv->atomic = true;
 			break;
+		case 'A':
+			if (srv->admit.nallow == RDMAXFER_MAX_ALLOW)
+				return usage_error("serve ", "more than %u --allow", RDMAXFER_MAX_ALLOW);
+			ret = parse_prefix("serve ", optarg, &srv->admit.allow[srv->admit.nallow++]);
+			if (ret >= 0)
+				return ret;
+			break;
 		}
 	}
+	if (ret < 0)
+		ret = key_resolve(&co, &srv->admit.key);
 	if (ret >= 0)
 		return ret;
 	srv->bind_addr = co.bind;

@@ -193,25 +193,10 @@ static void connect_error(struct session *s, int err, uint32_t reason)
 
 	switch (err) {
 	case ECONNREFUSED:
-		switch (reason) {
-		case RDMAXFER_REJECT_NOT_RDMAXFER:
-			fail_line(s, "%s refused the connection: it is not an rdmaxfer server", p);
-			break;
-		case RDMAXFER_REJECT_VERSION:
-			fail_line(s, "%s refused the connection: it speaks another rdmaxfer protocol version", p);
-			break;
-		case RDMAXFER_REJECT_PARAMS:
-			fail_line(s, "%s refused the connection: it does not accept our queue depth or buffer sizes", p);
-			break;
-		case RDMAXFER_REJECT_BACKLOG:
-			fail_line(s, "%s refused the connection: the server is busy (its backlog is full)", p);
-			break;
-		case RDMAXFER_REJECT_RESOURCES:
-			fail_line(s, "%s refused the connection: the server is out of memory or queue pairs", p);
-			break;
-		default:
+		if (reason && reason != RDMAXFER_REJECT_UNKNOWN)
+			fail_line(s, "%s refused the connection: %s", p, rdx_reject_str(reason));
+		else
 			fail_line(s, "connection to %s refused: no rdmaxfer server is listening there", p);
-		}
 		break;
 	case ETIMEDOUT:
 		fail_line(s, "no answer from %s within %d s (host down, or not reachable over RDMA)", p,
@@ -232,7 +217,7 @@ static void connect_error(struct session *s, int err, uint32_t reason)
 	}
 }
 
-int session_open(struct session *s, const char *host, uint16_t port)
+int session_open(struct session *s, const char *host, uint16_t port, int32_t key)
 {
 	struct rdmaxfer_addr addr;
 	unsigned int depth;
@@ -248,8 +233,12 @@ int session_open(struct session *s, const char *host, uint16_t port)
 	if (s->fd < 0)
 		return -1;
 
-	err = rdx_connect(s->fd, addr, (int64_t)SESSION_CONNECT_TIMEOUT_S * 1000000000,
-			  &s->conn_id, &reason);
+	err = rdx_connect_key(s->fd, addr, (int64_t)SESSION_CONNECT_TIMEOUT_S * 1000000000, key,
+			      &s->conn_id, &reason);
+	if (err && key && key_error(err)) {
+		fail_line(s, "cannot connect to %s with key %d: %s", s->peer, key, key_error(err));
+		return -1;
+	}
 	if (err) {
 		connect_error(s, err, reason);
 		return -1;

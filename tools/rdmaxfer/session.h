@@ -53,7 +53,7 @@ struct session {
 	struct rdx_ring ring;		/* completion ring, if session_ring() made one */
 };
 
-int session_open(struct session *s, const char *host, uint16_t port);
+int session_open(struct session *s, const char *host, uint16_t port, int32_t key);
 void session_ring(struct session *s, uint32_t entries);
 int session_wait_window(struct session *s, uint32_t access);
 int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id);

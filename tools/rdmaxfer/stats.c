@@ -49,7 +49,27 @@ static uint64_t scalar(const struct rdmaxfer_counters *c, size_t i)
 	return v;
 }
 
-static void json_counters(const char *key, const struct rdmaxfer_counters *c)
+static const struct {
+	const char *name;
+	size_t off;
+} auths[] = {
+	{ "auth_ok", offsetof(struct rdmaxfer_auth_counters, auth_ok) },
+	{ "auth_failed", offsetof(struct rdmaxfer_auth_counters, auth_failed) },
+	{ "not_allowed", offsetof(struct rdmaxfer_auth_counters, not_allowed) },
+};
+
+#define NUM_AUTHS (sizeof(auths) / sizeof(auths[0]))
+
+static uint64_t auth(const struct rdmaxfer_auth_counters *a, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)a + auths[i].off, sizeof(v));
+	return v;
+}
+
+static void json_counters(const char *key, const struct rdmaxfer_counters *c,
+			  const struct rdmaxfer_auth_counters *a)
 {
 	size_t i;
 
@@ -68,6 +88,8 @@ static void json_counters(const char *key, const struct rdmaxfer_counters *c)
 	json_end_object();
 	for (i = 0; i < NUM_SCALARS; i++)
 		json_u64(scalars[i].name, scalar(c, i));
+	for (i = 0; i < NUM_AUTHS; i++)
+		json_u64(auths[i].name, auth(a, i));
 	json_end_object();
 }
 
@@ -96,6 +118,10 @@ static void print_human(const struct rdmaxfer_stats *st)
 		printf("%-16s %20llu %20llu\n", scalars[i].name,
 		       (unsigned long long)scalar(&st->global, i),
 		       (unsigned long long)scalar(&st->file, i));
+	for (i = 0; i < NUM_AUTHS; i++)
+		printf("%-16s %20llu %20llu\n", auths[i].name,
+		       (unsigned long long)auth(&st->global_auth, i),
+		       (unsigned long long)auth(&st->file_auth, i));
 	printf("this file now: %llu bytes pinned, %u connections, %u buffers, %u windows\n",
 	       (unsigned long long)st->pinned_bytes, st->num_conns, st->num_bufs, st->num_windows);
 }
@@ -106,7 +132,7 @@ static void stats_usage(FILE *f)
 		"usage: rdmaxfer stats [--json]\n"
 		"\n"
 		"Show the module's counters since it was loaded (operations, bytes and\n"
-		"errors by kind, messages, connections) and those of this command's own\n"
+		"errors by kind, messages, connections, who was let in) and those of this command's own\n"
 		"open file (zero: shown for completeness).\n"
 		"\n"
 		"  --json    one JSON object on stdout\n"
@@ -136,8 +162,8 @@ int cmd_stats(int argc, char **argv)
 
 	if (json) {
 		json_begin_object(NULL);
-		json_counters("global", &st.global);
-		json_counters("file", &st.file);
+		json_counters("global", &st.global, &st.global_auth);
+		json_counters("file", &st.file, &st.file_auth);
 		json_u64("pinned_bytes", st.pinned_bytes);
 		json_u64("num_conns", st.num_conns);
 		json_u64("num_bufs", st.num_bufs);

@@ -176,6 +176,7 @@ struct client_opts {
 	const char *message;
 	uint64_t offset;
 	bool verify;
+	int32_t key;		/* --key, --key-file: its serial; 0: none */
 };
 
 /*
@@ -209,6 +210,8 @@ static int parse_client(int argc, char **argv, const struct option *opts, const 
 			break;
 		}
 	}
+	if (ret < 0)
+		ret = key_resolve(&o->co, &o->key);
 	return ret;
 }
 
@@ -270,7 +273,7 @@ static void write_help(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmaxfer write HOST [--port N] (--file F | --size BYTES) [--offset BYTES]\n"
-		"                      [--verify] [--json]\n"
+		"                      [--verify] [--key KEY | --key-file F] [--json]\n"
 		"\n"
 		"RDMA WRITE a file, or BYTES of a test pattern, into the window of\n"
 		"'rdmaxfer serve' at HOST, at --offset (default 0).  With offset 0, data\n"
@@ -278,6 +281,8 @@ static void write_help(FILE *f)
 		"to its --out one by one; with an offset the data must fit the window.\n"
 		"\n"
 		"  --port N      server port (default %u)\n"
+		"  --key KEY     prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F  the same with the key in file F (16 to 256 bytes)\n"
 		"  --file F      the data to write\n"
 		"  --size BYTES  write BYTES of a deterministic pattern (K, M, G suffixes)\n"
 		"  --offset B    window offset to write at\n"
@@ -431,6 +436,7 @@ int cmd_write(int argc, char **argv)
 		OPTION_SIZE,
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -460,7 +466,7 @@ int cmd_write(int argc, char **argv)
 		total = o.co.size;
 	}
 
-	if (session_open(&s, o.co.host, o.co.port) || session_wait_window(&s, RDMAXFER_REMOTE_WRITE))
+	if (session_open(&s, o.co.host, o.co.port, o.key) || session_wait_window(&s, RDMAXFER_REMOTE_WRITE))
 		goto out;
 	if (o.offset > s.window_len || (o.offset && total > s.window_len - o.offset)) {
 		does_not_fit(&s, "write", total, o.offset);
@@ -512,12 +518,14 @@ static void read_help(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmaxfer read HOST [--port N] --size BYTES [--offset BYTES] [--out F]\n"
-		"                     [--verify] [--json]\n"
+		"                     [--verify] [--key KEY | --key-file F] [--json]\n"
 		"\n"
 		"RDMA READ BYTES from the window of 'rdmaxfer serve' at HOST, from --offset\n"
 		"(default 0), into F or stdout (then the summary goes to stderr).\n"
 		"\n"
 		"  --port N      server port (default %u)\n"
+		"  --key KEY     prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F  the same with the key in file F (16 to 256 bytes)\n"
 		"  --size BYTES  how much to read (K, M, G suffixes); must fit the window\n"
 		"  --offset B    window offset to read from\n"
 		"  --out F       write the data to F instead of stdout\n"
@@ -610,6 +618,7 @@ int cmd_read(int argc, char **argv)
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -640,7 +649,7 @@ int cmd_read(int argc, char **argv)
 			return fail("cannot create %s: %s", o.out, strerror(errno));
 	}
 
-	if (session_open(&s, o.co.host, o.co.port) || session_wait_window(&s, RDMAXFER_REMOTE_READ))
+	if (session_open(&s, o.co.host, o.co.port, o.key) || session_wait_window(&s, RDMAXFER_REMOTE_READ))
 		goto out;
 	if (o.offset > s.window_len || o.co.size > s.window_len - o.offset) {
 		does_not_fit(&s, "read", o.co.size, o.offset);
@@ -677,7 +686,8 @@ out:
 static void send_help(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmaxfer send HOST [--port N] (--file F | --message TEXT) [--json]\n"
+		"usage: rdmaxfer send HOST [--port N] (--file F | --message TEXT)\n"
+		"                     [--key KEY | --key-file F] [--json]\n"
 		"\n"
 		"SEND a message to 'rdmaxfer serve' at HOST, which prints it (or appends it\n"
 		"to its --out).  A file larger than the largest message the server accepts\n"
@@ -685,6 +695,8 @@ static void send_help(FILE *f)
 		"them all.\n"
 		"\n"
 		"  --port N        server port (default %u)\n"
+		"  --key KEY       prove the key KEY (a keyring serial or description) to the server\n"
+		"  --key-file F    the same with the key in file F (16 to 256 bytes)\n"
 		"  --file F        send the bytes of F\n"
 		"  --message TEXT  send TEXT followed by a newline\n"
 		"  --json          one JSON object on stdout\n",
@@ -697,6 +709,7 @@ int cmd_send(int argc, char **argv)
 		OPTION_PORT,
 		{ "file", required_argument, NULL, OPT_FILE },
 		{ "message", required_argument, NULL, OPT_MESSAGE },
+		OPTION_KEY,
 		OPTION_JSON,
 		OPTION_HELP,
 		OPTION_END,
@@ -726,7 +739,7 @@ int cmd_send(int argc, char **argv)
 	}
 	piece = total < SEND_PIECE ? total : SEND_PIECE;
 
-	if (session_open(&s, o.co.host, o.co.port))
+	if (session_open(&s, o.co.host, o.co.port, o.key))
 		goto out;
 	buf = map_anon(piece);
 	if (!buf || session_reg(&s, buf, piece ? piece : 1, RDMAXFER_BUF_READ, &buf_id))

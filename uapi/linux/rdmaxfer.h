@@ -389,9 +389,9 @@ struct rdmaxfer_prefix {
  * With a key, a connection is queued only once its client has proved it
  * holds the key; until then it counts against @backlog.  A key that is
  * revoked or expires later refuses new clients and leaves established
- * connections alone.  Errors of the key: ENOKEY (no such key, or not one
- * the caller may search for), EKEYREVOKED, EKEYEXPIRED, EINVAL (another
- * type, or a length out of range).
+ * connections alone.  Errors of the key: ENOKEY (no such key), EACCES
+ * (not one the caller may search for), EKEYREVOKED, EKEYEXPIRED,
+ * EKEYREJECTED (another type, or a length out of range).
  */
 struct rdmaxfer_listen {
 	__u32 size;

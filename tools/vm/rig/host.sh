@@ -7,7 +7,7 @@
 
 # Packages needed to boot guests / to build and check the module on the host.
 RUNTIME_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-utils
-              rdmacm-utils perftest jq xz-utils patch)
+              rdmacm-utils perftest jq xz-utils patch keyutils)
 DEV_PKGS=(bc sparse shellcheck gcc-multilib linux-source-6.1 librdmacm-dev libibverbs-dev
           linux-perf gnuplot-nox dwarves)   # + linux-headers-<abi>-amd64 (stock)
 
