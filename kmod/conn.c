@@ -546,13 +546,14 @@ static bool rdmaxfer_conn_unqueue(struct rdmaxfer_conn *conn)
 	if (!l)
 		return false;
 	spin_lock(&l->l_lock);
-	if (!list_empty(&conn->c_entry)) {
-		list_del_init(&conn->c_entry);
-		if (conn->c_state == RDMAXFER_CS_CONNECTING)
-			l->l_npending--;
-		else
-			l->l_queued--;
-	}
+	list_del_init(&conn->c_entry);
+	if (conn->c_lq == RDMAXFER_LQ_PENDING)
+		l->l_npending--;
+	else if (conn->c_lq == RDMAXFER_LQ_QUEUED)
+		l->l_queued--;
+	else if (conn->c_lq == RDMAXFER_LQ_EVICTED)
+		l->l_nevicting--;
+	conn->c_lq = RDMAXFER_LQ_NONE;
 	spin_unlock(&l->l_lock);
 	rdmaxfer_obj_put(&l->l_obj);
 	return true;

@@ -11,6 +11,12 @@
  * ACCEPT hands it out, and counts against the backlog meanwhile.  Closing
  * the listener tears down every connection not yet handed out.
  *
+ * With a key (auth.c), a connection is queued only once its client's
+ * proof has come; until then it counts against the backlog, and when the
+ * backlog is full the oldest such connection is evicted for a new request
+ * (rdmaxfer_listener_evict()), so unproven clients cannot keep proven ones
+ * out.
+ *
  * On iWARP a connection is queued for ACCEPT only once the client's first
  * message has come (cm.c, "The first message on iWARP"): up, but silent,
  * until then (c_await_first); the receive handler of that message queues
@@ -51,10 +57,11 @@ static void rdmaxfer_listener_hand_out(struct rdmaxfer_conn *conn, struct rdmaxf
 	 */
 	rdmaxfer_obj_publish(&conn->c_obj);
 	spin_lock(&l->l_lock);
-	if (!l->l_closed && !list_empty(&conn->c_entry)) {
+	if (!l->l_closed && conn->c_lq == RDMAXFER_LQ_PENDING) {
 		list_move_tail(&conn->c_entry, &l->l_queue);
 		l->l_npending--;
 		l->l_queued++;
+		conn->c_lq = RDMAXFER_LQ_QUEUED;
 		queued = true;
 	}
 	spin_unlock(&l->l_lock);
@@ -131,6 +138,36 @@ static void rdmaxfer_reject(struct rdma_cm_id *id, u32 reason)
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
 
+/*
+ * The backlog is full: make room by evicting the oldest connection whose
+ * client has not proved the key yet, so that unproven clients cannot keep
+ * proven ones out.  An honest client proves it one round trip after the
+ * reply, so it is evicted only when a backlog's worth of newer requests
+ * came in that time.  Evicted connections still going down count apart,
+ * up to another backlog's worth: memory stays bounded by twice the
+ * backlog.  Returns the victim (a reference), for the caller to fail
+ * outside l_lock, or NULL.  l_lock held.
+ */
+static struct rdmaxfer_conn *rdmaxfer_listener_evict(struct rdmaxfer_listener *l)
+{
+	struct rdmaxfer_conn *conn;
+
+	lockdep_assert_held(&l->l_lock);
+	if (l->l_nevicting >= l->l_backlog)
+		return NULL;
+	list_for_each_entry(conn, &l->l_pending, c_entry) {
+		if (!READ_ONCE(conn->c_auth_wait))
+			continue;
+		list_del_init(&conn->c_entry);
+		conn->c_lq = RDMAXFER_LQ_EVICTED;
+		l->l_npending--;
+		l->l_nevicting++;
+		kref_get(&conn->c_obj.ref);
+		return conn;
+	}
+	return NULL;
+}
+
 /* A client refused by who-may-connect (auth.c): count and trace it. */
 static void rdmaxfer_refused(struct rdmaxfer_listener *l, struct rdma_cm_id *id, u32 reason)
 {
@@ -160,7 +197,7 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	u32 len = ev->param.conn.private_data_len;
 	struct rdma_conn_param param;
 	struct rdmaxfer_cm_auth rep;	/* rep.x: our hello */
-	struct rdmaxfer_conn *conn;
+	struct rdmaxfer_conn *conn, *victim;
 	u32 reason = RDMAXFER_REJECT_RESOURCES;
 	struct ib_device_attr *a;
 	int ret;
@@ -183,16 +220,24 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 	}
 
 	spin_lock(&l->l_lock);
+	victim = NULL;
+	if (!l->l_closed && l->l_queued + l->l_npending >= l->l_backlog)
+		victim = rdmaxfer_listener_evict(l);
 	if (l->l_closed || l->l_queued + l->l_npending >= l->l_backlog) {
 		spin_unlock(&l->l_lock);
 		reason = RDMAXFER_REJECT_BACKLOG;
 		goto reject_free;
 	}
 	list_add_tail(&conn->c_entry, &l->l_pending);
+	conn->c_lq = RDMAXFER_LQ_PENDING;
 	l->l_npending++;
 	kref_get(&l->l_obj.ref);
 	conn->c_listener = l;
 	spin_unlock(&l->l_lock);
+	if (victim) {	/* it never proved the key, and we need its room */
+		rdmaxfer_conn_fail(victim, -ETIMEDOUT);
+		rdmaxfer_obj_put(&victim->c_obj);
+	}
 
 	reason = RDMAXFER_REJECT_RESOURCES;
 	conn->c_id = id;
@@ -512,6 +557,7 @@ static struct rdmaxfer_conn *rdmaxfer_accept_one(struct rdmaxfer_listener *l)
 	if (conn) {
 		list_del_init(&conn->c_entry);
 		l->l_queued--;
+		conn->c_lq = RDMAXFER_LQ_NONE;
 		kref_get(&conn->c_obj.ref);
 	}
 	spin_unlock(&l->l_lock);

@@ -518,7 +518,8 @@ struct rdmaxfer_probe {
  *	context, each operation in flight, queued work
  * @c_listener: the listener that created it, until accepted (reference;
  *	under @c_lock)
- * @c_entry: on the listener's accept queue
+ * @c_entry: on the listener's l_pending or l_queue (l_lock)
+ * @c_lq: where on its listener it counts (enum rdmaxfer_lq; l_lock)
  * @c_dev_entry: on rdmaxfer_device.rd_conns
  * @c_id: the rdma_cm id; NULL once destroyed
  * @c_dev: the device (reference), once routed
@@ -676,6 +677,7 @@ struct rdmaxfer_conn {
 	struct rdmaxfer_obj		c_obj;
 	struct rdmaxfer_listener	*c_listener;
 	struct list_head		c_entry;
+	u8				c_lq;
 	struct list_head		c_dev_entry;
 	struct rdma_cm_id		*c_id;
 	struct rdmaxfer_device		*c_dev;
@@ -813,17 +815,33 @@ struct rdmaxfer_auth {
 	u8				a_proof[RDMAXFER_MAC_LEN];
 };
 
+/*
+ * Where a listener's connection counts (rdmaxfer_conn.c_lq): l_pending
+ * (@l_npending), l_queue (@l_queued), or evicted from l_pending to make
+ * room and going down (@l_nevicting).
+ */
+enum rdmaxfer_lq {
+	RDMAXFER_LQ_NONE,
+	RDMAXFER_LQ_PENDING,
+	RDMAXFER_LQ_QUEUED,
+	RDMAXFER_LQ_EVICTED,
+};
+
 /**
  * struct rdmaxfer_listener - a listening rdma_cm id
  * @l_obj: id in the owning file and references: the id table, the
  *	cm_id's context, connections it created until accepted
  * @l_id: the rdma_cm id; NULL once destroyed
- * @l_lock: protects @l_queue, @l_queued, @l_pending, @l_closed, @l_ready,
- *	@l_removed
+ * @l_lock: protects @l_queue, @l_queued, @l_pending, @l_npending,
+ *	@l_nevicting, @l_closed, @l_ready, @l_removed, and each connection's
+ *	c_entry and c_lq
  * @l_queue: established connections waiting for ACCEPT
  * @l_queued: their number
- * @l_pending: connections being set up (not yet established)
+ * @l_pending: connections being set up, or up and waiting for the
+ *	client's first message or proof
  * @l_npending: their number
+ * @l_nevicting: connections whose client had not proved the key, evicted
+ *	from @l_pending for a newer one and still going down
  * @l_backlog: most @l_queued + @l_pending allowed
  * @l_closed: the listener is being destroyed
  * @l_ready: LISTEN is done with @l_id; a DEVICE_REMOVAL may now destroy it
@@ -841,6 +859,7 @@ struct rdmaxfer_listener {
 	u32			l_queued;
 	struct list_head	l_pending;
 	u32			l_npending;
+	u32			l_nevicting;
 	u32			l_backlog;
 	bool			l_closed;
 	bool			l_ready;

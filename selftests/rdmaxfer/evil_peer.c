@@ -116,6 +116,36 @@
  *                      WRITEs 60000 bytes with immediate, which rdmaxfer
  *                      never sends: the server must drop the connection.
  *                      Exit 0 dropped, 1 not, 2 setup.
+ * And the key handshake (protocol.md, "Authentication"), spoken here from
+ * scratch (sha256.c) against a listener with the key in KEYFILE (`serve
+ * --key-file KEYFILE`):
+ *
+ *   auth none          a hello without RDMAXFER_HELLO_AUTH: must be
+ *                      rejected, reason AUTH_REQUIRED (7), before a QP.
+ *   auth good KEYFILE  the whole handshake done right (the control): the
+ *                      server's proof must check out, and after our proof
+ *                      the server's ADVERT must come.
+ *   auth badmac KEYFILE  our proof with one bit flipped: dropped, and not
+ *                      one message of the server's before that.
+ *   auth replay KEYFILE  a good handshake recorded, then replayed on a new
+ *                      connection: the same request (our old nonce) and
+ *                      our old proof.  The server's nonce must differ and
+ *                      the old proof must get us dropped, with nothing sent.
+ *   auth first KEYFILE a valid CREDIT message first instead of the proof:
+ *                      dropped, nothing sent.
+ *   auth guess KEYFILE a good handshake learns the window's address and
+ *                      rkey on one connection; a second, unauthenticated
+ *                      one (no proof sent) READs with them: the READ must
+ *                      fail, nothing must be sent to it, and it must be
+ *                      dropped.
+ *                      Each: exit 0 as said, 1 not, 2 setup.
+ *   auth flood SECS    for SECS, connection requests that offer a key and
+ *                      never prove one, as fast as they come up, each kept
+ *                      open until the server drops it (up to 64 at a
+ *                      time, the oldest closed for a new one).  Prints
+ *                      "opened N refused R dropped D".  Exit 0, or 2 when
+ *                      not one came up.
+ *
  *   conns N SECS       opens N connections (one after the other) and never
  *                      uses them; prints "connected K refused R" and, 1 s
  *                      later, "holding K dropped D" (D: dropped by the
@@ -141,6 +171,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "sha256.h"
+
 /* the wire protocol (kmod/proto.h), written out by offset: all big-endian */
 #define RX_MAGIC		0x52584652u
 #define RX_VERSION		1
@@ -148,6 +180,13 @@
 #define RX_HELLO_EXT_LEN	32	/* + features, rq_entries */
 #define RX_HELLO_SLOTS		0x1u
 #define RX_HELLO_PROBE		0x8u
+#define RX_HELLO_AUTH		0x10u
+#define RX_NONCE_LEN		16
+#define RX_MAC_LEN		32
+#define RX_AUTH_REQ_LEN		(RX_HELLO_EXT_LEN + RX_NONCE_LEN)
+#define RX_AUTH_REP_LEN		(RX_AUTH_REQ_LEN + RX_MAC_LEN)
+#define RX_MSG_AUTH		9
+#define RX_REJECT_AUTH_REQUIRED	7
 #define RX_HDR_LEN		8
 #define RX_ADVERT_LEN		24
 #define RX_SEG_LEN		16
@@ -178,6 +217,16 @@ enum { EXIT_GOOD = EXIT_DISCONNECTED, EXIT_GAVE_AWAY = EXIT_NOT_DISCONNECTED };
 
 static const char *mode;
 static volatile sig_atomic_t stop_early;	/* SIGUSR1 */
+
+/* the key handshake (mode auth): what we send and what came back */
+static struct {
+	bool on;			/* our hello carries RDMAXFER_HELLO_AUTH */
+	bool keep_nonce;		/* replay: send the nonce of last time */
+	uint8_t req[RX_AUTH_REQ_LEN];	/* our request's private data */
+	uint8_t rep[RX_AUTH_REP_LEN];	/* the server's reply's */
+	size_t rep_len;
+	uint16_t reject;		/* a reject's reason (0: none) */
+} ah;
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
@@ -502,7 +551,7 @@ static int hello_connect(struct peer *pr)
 	/* asymmetric READ depths, e.g. "1,0": a reader that answers no READs */
 	const char *depths = getenv("EVIL_DEPTHS");
 	struct rdma_conn_param cp = { 0 };
-	uint8_t hello[RX_HELLO_EXT_LEN], reply[64];
+	uint8_t hello[RX_HELLO_EXT_LEN], reply[128];
 	size_t rlen = sizeof(reply);
 	int type, status = 0;
 
@@ -526,6 +575,17 @@ static int hello_connect(struct peer *pr)
 		put32(hello + 28, NRECV);
 		cp.private_data_len = RX_HELLO_EXT_LEN;
 	}
+	if (ah.on) {		/* the hello with the AUTH bit and our nonce */
+		put32(hello + 24, RX_HELLO_AUTH);
+		put32(hello + 28, NRECV);
+		if (!ah.keep_nonce) {
+			memcpy(ah.req, hello, RX_HELLO_EXT_LEN);
+			for (size_t i = 0; i < RX_NONCE_LEN; i++)
+				ah.req[RX_HELLO_EXT_LEN + i] = (uint8_t)random();
+		}
+		cp.private_data = ah.req;
+		cp.private_data_len = RX_AUTH_REQ_LEN;
+	}
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
 	if (depths && sscanf(depths, "%hhu,%hhu", &cp.initiator_depth,
@@ -542,6 +602,11 @@ static int hello_connect(struct peer *pr)
 		return -1;
 	}
 	type = next_event(pr, STEP_TIMEOUT_MS, &status, reply, &rlen);
+	if (type == RDMA_CM_EVENT_REJECTED && rlen >= 8 && get32(reply) == RX_MAGIC) {
+		ah.reject = get16(reply + 6);
+		msg("rejected, reason %u", ah.reject);
+		return -1;
+	}
 	if (type != RDMA_CM_EVENT_ESTABLISHED) {
 		if (type < 0)
 			msg("connecting: no event in %d ms", STEP_TIMEOUT_MS);
@@ -556,6 +621,11 @@ static int hello_connect(struct peer *pr)
 	}
 	pr->peer_recvs = get16(reply + 6);
 	pr->peer_features = rlen >= RX_HELLO_EXT_LEN ? get32(reply + 24) : 0;
+	if (ah.on) {		/* our proof is the first message: auth_prove() */
+		ah.rep_len = rlen < sizeof(ah.rep) ? rlen : sizeof(ah.rep);
+		memcpy(ah.rep, reply, ah.rep_len);
+		return 0;
+	}
 	return first_message(pr);
 }
 
@@ -1445,6 +1515,225 @@ static void teardown(struct peer *pr)
 		rdma_destroy_event_channel(pr->ch);
 }
 
+/* --- the key handshake (mode auth) ---------------------------------------- */
+
+/* @sa's address as 16 bytes, IPv4 as IPv4-mapped (kmod/auth.c). */
+static void auth_addr(const struct sockaddr *sa, uint8_t *out)
+{
+	memset(out, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		out[10] = 0xff;
+		out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	}
+}
+
+/*
+ * Check the server's proof in its reply and make ours into @mac, as
+ * protocol.md says: HMAC-SHA256(key, label | Nc | Ns | hello_c | hello_s |
+ * addr_c | addr_s).  0, 1 the server's proof is wrong, -1 no proof came.
+ */
+static int auth_proofs(struct peer *pr, const uint8_t *key, size_t klen, uint8_t *mac)
+{
+	uint8_t in[16 + 2 * RX_NONCE_LEN + 2 * RX_HELLO_EXT_LEN + 32], want[RX_MAC_LEN];
+
+	if (ah.rep_len < RX_AUTH_REP_LEN || !(get32(ah.rep + 24) & RX_HELLO_AUTH)) {
+		msg("the server's reply carries no proof (%zu bytes)", ah.rep_len);
+		return -1;
+	}
+	memset(in, 0, 16);
+	memcpy(in + 16, ah.req + RX_HELLO_EXT_LEN, RX_NONCE_LEN);
+	memcpy(in + 32, ah.rep + RX_HELLO_EXT_LEN, RX_NONCE_LEN);
+	memcpy(in + 48, ah.req, RX_HELLO_EXT_LEN);
+	memcpy(in + 80, ah.rep, RX_HELLO_EXT_LEN);
+	auth_addr((struct sockaddr *)&pr->id->route.addr.src_addr, in + 112);
+	auth_addr((struct sockaddr *)&pr->id->route.addr.dst_addr, in + 128);
+	strcpy((char *)in, "rdmaxfer server");
+	hmac_sha256(key, klen, in, sizeof(in), want);
+	if (memcmp(want, ah.rep + RX_AUTH_REQ_LEN, RX_MAC_LEN)) {
+		msg("the server's proof does not match the key");
+		return 1;
+	}
+	memset(in, 0, 16);
+	strcpy((char *)in, "rdmaxfer client");
+	hmac_sha256(key, klen, in, sizeof(in), mac);
+	return 0;
+}
+
+/* Send @mac as an AUTH message. */
+static int auth_send(struct peer *pr, const uint8_t *mac)
+{
+	uint8_t *m = SEND_BUF(pr);
+
+	memset(m, 0, RX_HDR_LEN);
+	put16(m, RX_MSG_AUTH);
+	put32(m + 4, RX_MAC_LEN);
+	memcpy(m + RX_HDR_LEN, mac, RX_MAC_LEN);
+	return send_msg(pr, RX_HDR_LEN + RX_MAC_LEN);
+}
+
+/* Dropped within ms, with no message of the server's before?  EXIT_GOOD if so. */
+static int dropped_silently(struct peer *pr, int ms)
+{
+	int64_t end = now_ms() + ms;
+	struct ibv_wc wc;
+
+	while (now_ms() < end) {
+		while (ibv_poll_cq(pr->cq, 1, &wc) > 0) {
+			if (wc.wr_id < NRECV && wc.status == IBV_WC_SUCCESS) {
+				msg("the server sent a message (type %u, %u bytes) to an unproven peer",
+				    get16(pr->buf + (size_t)wc.wr_id * CTRL_SIZE), wc.byte_len);
+				return EXIT_GAVE_AWAY;
+			}
+		}
+		if (disconnected(pr, 20))
+			return EXIT_GOOD;
+	}
+	msg("still connected %d ms later", ms);
+	return EXIT_GAVE_AWAY;
+}
+
+/* Connect and prove the key: 0 (our proof in @mac, sent), else EXIT_*. */
+static int auth_good(struct peer *pr, const char *addr, const char *port, const uint8_t *key,
+		     size_t klen, uint8_t *mac)
+{
+	if (setup(pr, addr, port))
+		return EXIT_SETUP;
+	if (auth_proofs(pr, key, klen, mac))
+		return EXIT_SETUP;
+	return auth_send(pr, mac) ? EXIT_SETUP : 0;
+}
+
+/* Mode auth flood: see the top of the file. */
+static int auth_flood(const char *addr, const char *port, int secs)
+{
+	static struct peer prs[64];
+	unsigned int opened = 0, refused = 0, dropped = 0, i, next = 0;
+	int64_t end = now_ms() + (int64_t)secs * 1000;
+
+	while (now_ms() < end && !stop_early) {
+		struct peer *pr = &prs[next];
+
+		if (pr->id) {
+			if (!pr->connected)
+				dropped++;
+			teardown(pr);
+			memset(pr, 0, sizeof(*pr));
+		}
+		if (setup(pr, addr, port)) {
+			refused++;
+			teardown(pr);
+			memset(pr, 0, sizeof(*pr));
+			continue;
+		}
+		opened++;
+		next = (next + 1) % 64;
+		for (i = 0; i < 64; i++)	/* notice the server's drops */
+			if (prs[i].connected && disconnected(&prs[i], 0))
+				prs[i].connected = false;
+	}
+	for (i = 0; i < 64; i++) {
+		if (prs[i].id && !prs[i].connected)
+			dropped++;
+		teardown(&prs[i]);
+	}
+	printf("opened %u refused %u dropped %u\n", opened, refused, dropped);
+	return opened ? EXIT_GOOD : EXIT_SETUP;
+}
+
+/* Mode auth: see the top of the file. */
+static int auth(const char *addr, const char *port, const char *kind, const char *keyfile)
+{
+	struct peer pr = { 0 }, pr2 = { 0 };
+	uint8_t key[257], mac[RX_MAC_LEN], ns[RX_NONCE_LEN];
+	enum ibv_wc_status st;
+	struct rwin rw;
+	size_t klen = 0;
+	int ret = EXIT_SETUP;
+	FILE *f;
+
+	srandom((unsigned int)(now_ms() ^ getpid()));
+	ah.on = strcmp(kind, "none") != 0;
+	if (!strcmp(kind, "flood"))
+		return auth_flood(addr, port, keyfile ? atoi(keyfile) : 10);
+	if (ah.on) {
+		f = keyfile ? fopen(keyfile, "rb") : NULL;
+		if (f) {
+			klen = fread(key, 1, sizeof(key), f);
+			fclose(f);
+		}
+		if (klen < 16 || klen > 256 || hmac_sha256_selftest()) {
+			msg("no key of 16..256 bytes in %s, or HMAC-SHA256 is broken", keyfile);
+			return EXIT_SETUP;
+		}
+	}
+	if (!strcmp(kind, "none")) {
+		if (!setup(&pr, addr, port)) {
+			msg("connected without a key");
+			ret = EXIT_GAVE_AWAY;
+		} else {
+			ret = ah.reject == RX_REJECT_AUTH_REQUIRED ? EXIT_GOOD : EXIT_SETUP;
+		}
+	} else if (!strcmp(kind, "good")) {
+		ret = auth_good(&pr, addr, port, key, klen, mac);
+		if (!ret)
+			ret = server_window(&pr) ? EXIT_GOOD : EXIT_GAVE_AWAY;
+	} else if (!strcmp(kind, "badmac")) {
+		if (setup(&pr, addr, port) || auth_proofs(&pr, key, klen, mac))
+			goto out;
+		mac[5] ^= 0x10;
+		if (!auth_send(&pr, mac))
+			ret = dropped_silently(&pr, STEP_TIMEOUT_MS);
+	} else if (!strcmp(kind, "replay")) {
+		ret = auth_good(&pr, addr, port, key, klen, mac);
+		if (ret || !server_window(&pr)) {
+			ret = EXIT_SETUP;
+			goto out;
+		}
+		memcpy(ns, ah.rep + RX_HELLO_EXT_LEN, RX_NONCE_LEN);
+		teardown(&pr);
+		memset(&pr, 0, sizeof(pr));
+		ah.keep_nonce = true;		/* the very request of last time */
+		ret = EXIT_SETUP;
+		if (setup(&pr2, addr, port) || ah.rep_len < RX_AUTH_REP_LEN)
+			goto out;
+		if (!memcmp(ns, ah.rep + RX_HELLO_EXT_LEN, RX_NONCE_LEN)) {
+			msg("the server sent the same nonce twice");
+			ret = EXIT_GAVE_AWAY;
+		} else if (!auth_send(&pr2, mac)) {
+			ret = dropped_silently(&pr2, STEP_TIMEOUT_MS);
+		}
+	} else if (!strcmp(kind, "first")) {
+		if (setup(&pr, addr, port))
+			goto out;
+		memset(SEND_BUF(&pr), 0, RX_HDR_LEN);
+		put16(SEND_BUF(&pr), RX_MSG_CREDIT);
+		if (!send_msg(&pr, RX_HDR_LEN))
+			ret = dropped_silently(&pr, STEP_TIMEOUT_MS);
+	} else if (!strcmp(kind, "guess")) {
+		if (auth_good(&pr, addr, port, key, klen, mac) || !server_window_parse(&pr, &rw))
+			goto out;
+		if (setup(&pr2, addr, port))
+			goto out;
+		ret = rdma_read(&pr2, rw.segs[0].addr, rw.segs[0].rkey, 8, &st);
+		if (ret == 0) {
+			msg("an unproven connection READ the window with its rkey");
+			ret = EXIT_GAVE_AWAY;
+		} else if (ret == 1) {
+			msg("the READ failed: %s", ibv_wc_status_str(st));
+			ret = dropped_silently(&pr2, STEP_TIMEOUT_MS);
+		} else {
+			ret = EXIT_SETUP;
+		}
+	}
+out:
+	teardown(&pr2);
+	teardown(&pr);
+	return ret;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -1460,7 +1749,8 @@ int main(int argc, char **argv)
 		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
 		{ "advaddr", 0 }, { "writeimm", 0 },
 		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
-		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { NULL, 0 },
+		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { "auth", -1 },
+		{ NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct peer pr = { 0 }, pr2 = { 0 };
@@ -1470,7 +1760,8 @@ int main(int argc, char **argv)
 	mode = argc > 3 ? argv[3] : "";
 	for (i = 0; modes[i].name && strcmp(modes[i].name, mode); i++)
 		;
-	if (!modes[i].name || argc != 4 + modes[i].args) {
+	if (!modes[i].name || (modes[i].args >= 0 && argc != 4 + modes[i].args) ||
+	    (modes[i].args < 0 && (argc < 5 || argc > 6))) {
 		fprintf(stderr,
 			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|keysweep|writeimm\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
@@ -1478,13 +1769,17 @@ int main(int argc, char **argv)
 			"       evil_peer ADDR PORT mutewin SECS\n"
 			"       evil_peer ADDR PORT silent MS\n"
 			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
-			"       evil_peer ADDR PORT conns N SECS\n");
+			"       evil_peer ADDR PORT conns N SECS\n"
+			"       evil_peer ADDR PORT auth none|good|badmac|replay|first|guess [KEYFILE]\n"
+			"       evil_peer ADDR PORT auth flood SECS\n");
 		return EXIT_SETUP;
 	}
 	sigaction(SIGUSR1, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "conns"))
 		return idle_conns(argv[1], argv[2], (unsigned int)atoi(argv[4]), atoi(argv[5]));
+	if (!strcmp(mode, "auth"))
+		return auth(argv[1], argv[2], argv[4], argc > 5 ? argv[5] : NULL);
 	if (setup(&pr, argv[1], argv[2]))
 		goto out;
 	if (!strcmp(mode, "advaddr")) {

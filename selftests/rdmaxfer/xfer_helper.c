@@ -70,6 +70,11 @@
  *	bytes B imm I" for the slot's completion, "disconnected status S".
  *	Exit 0 if nothing completed the slot with more than LEN bytes, 1 if
  *	something did.
+ *   xfer_helper conntime ADDR PORT N KEYFILE|-
+ *	N connections to ADDR:PORT one after the other, each closed at once,
+ *	proving the key in KEYFILE (loaded as a logon key of this process;
+ *	"-": no key): "connects K refused R p50_us P max_us M", the times of
+ *	CONNECT.  Exit 0 if none was refused.
  *   xfer_helper query INDEX
  *	LIST_DEVICES, and QUERY_DEVICE and QUERY_PORT (port 1) of device
  *	INDEX: "devices N device E port E", E "ok" or the errno's name.
@@ -93,6 +98,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <linux/keyctl.h>
 #include <linux/userfaultfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -664,6 +670,70 @@ static void __attribute__((noreturn)) conns(const char *host, unsigned int port,
 		pause();
 }
 
+/*
+ * conntime: N connections one after the other, each closed at once, with
+ * the key in KEYFILE ("-": none) loaded as a logon key of this process;
+ * prints how many came up and the CONNECT times (p50, max, in us).
+ */
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int conn_time(const char *host, unsigned int port, unsigned int n, const char *keyfile)
+{
+	unsigned char key[RDMAXFER_KEY_MAX];
+	unsigned int i, ok = 0, refused = 0;
+	__s32 serial = 0;
+	__u64 *us;
+	size_t len;
+	FILE *f;
+
+	if (strcmp(keyfile, "-")) {
+		f = fopen(keyfile, "rb");
+		len = f ? fread(key, 1, sizeof(key), f) : 0;
+		if (f)
+			fclose(f);
+		serial = (__s32)syscall(__NR_add_key, "logon", "rdmaxfer:conntime", key, len,
+					KEY_SPEC_PROCESS_KEYRING);
+		if (serial <= 0)
+			die("add_key", errno);
+	}
+	us = calloc(n ? n : 1, sizeof(*us));
+	if (!us)
+		die("calloc", ENOMEM);
+	for (i = 0; i < n; i++) {
+		struct rdmaxfer_connect k = {
+			.size = sizeof(k), .addr = mkaddr(host, port), .timeout_ns = 10 * SEC,
+			.key_id = serial,
+		};
+		struct rdmaxfer_close c = { .size = sizeof(c) };
+		struct timespec t0, t1;
+		int e;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		e = xioctl(RDMAXFER_IOC_CONNECT, &k);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (e) {
+			printf("connect %u: %s (reason %u)\n", i, strerror(e), k.reject_reason);
+			refused++;
+			continue;
+		}
+		us[ok++] = (__u64)(t1.tv_sec - t0.tv_sec) * 1000000 +
+			   (t1.tv_nsec - t0.tv_nsec) / 1000;
+		c.id = k.conn_id;
+		xioctl(RDMAXFER_IOC_CLOSE, &c);
+	}
+	qsort(us, ok, sizeof(*us), cmp_u64);
+	printf("connects %u refused %u p50_us %llu max_us %llu\n", ok, refused,
+	       ok ? (unsigned long long)us[ok / 2] : 0ULL,
+	       ok ? (unsigned long long)us[ok - 1] : 0ULL);
+	free(us);
+	return refused ? 1 : 0;
+}
+
 static int knock(const char *host, unsigned int port, unsigned int n)
 {
 	struct sockaddr_storage ss = { 0 };
@@ -809,6 +879,9 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!strcmp(argv[1], "slotwait"))
 		return slot_wait(argv[2], atoi(argv[3]), size_arg(argv[4]));
+	if (!strcmp(argv[1], "conntime") && argc == 6)
+		return conn_time(argv[2], (unsigned int)atoi(argv[3]), (unsigned int)atoi(argv[4]),
+				 argv[5]);
 	if (!strcmp(argv[1], "knock"))
 		return knock(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "serve"))
@@ -825,6 +898,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | hold | probe | query INDEX | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | conntime ADDR PORT N KEYFILE|- | hold | probe | query INDEX | stall INDEX\n");
 	return 2;
 }
