@@ -56,6 +56,11 @@
 #include "rdmaxfer.h"
 #include "trace.h"
 
+/* keys come from the keyring: every distribution kernel has one */
+#ifndef CONFIG_KEYS
+#error "rdmaxfer needs CONFIG_KEYS (the kernel keyring holds its keys)"
+#endif
+
 #define RDMAXFER_AUTH_CLIENT	"rdmaxfer client"
 #define RDMAXFER_AUTH_SERVER	"rdmaxfer server"
 
@@ -390,9 +395,10 @@ int rdmaxfer_auth_reply(struct rdmaxfer_conn *conn, struct key *key, const void 
  * On success the proof we send is in c_auth, for rdmaxfer_auth_send().
  *
  * Context: rdma_cm's ESTABLISHED handler.
- * Return: 0, or -ECONNREFUSED with @reason RDMAXFER_REJECT_AUTH_UNAVAILABLE
+ * Return: 0; -ECONNREFUSED with @reason RDMAXFER_REJECT_AUTH_UNAVAILABLE
  * (the server does not authenticate: it has no key, or is older) or
- * RDMAXFER_REJECT_AUTH_FAILED (it holds another key, or our key went).
+ * RDMAXFER_REJECT_AUTH_FAILED (it holds another key); -EKEYREVOKED or
+ * -EKEYEXPIRED (our key went meanwhile), or -ENOMEM (@reason 0).
  */
 int rdmaxfer_auth_check_reply(struct rdmaxfer_conn *conn, const void *data, u32 len,
 			      u32 *reason)
@@ -411,8 +417,12 @@ int rdmaxfer_auth_check_reply(struct rdmaxfer_conn *conn, const void *data, u32 
 	memcpy(a->a_in.nonce[1], rep->nonce, RDMAXFER_NONCE_LEN);
 	rdmaxfer_auth_addr((struct sockaddr *)&id->route.addr.src_addr, a->a_in.addr[0]);
 	rdmaxfer_auth_addr((struct sockaddr *)&id->route.addr.dst_addr, a->a_in.addr[1]);
-	ret = rdmaxfer_auth_macs(a->a_key, a, a->a_proof, server);
-	if (ret || crypto_memneq(server, rep->mac, RDMAXFER_MAC_LEN))
+	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdmaxfer_auth_macs(a->a_key, a, a->a_proof, server);
+	if (ret) {
+		*reason = 0;
+		return ret;
+	}
+	if (crypto_memneq(server, rep->mac, RDMAXFER_MAC_LEN))
 		goto refused;
 	key_put(a->a_key);
 	a->a_key = NULL;

@@ -500,8 +500,8 @@ static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_conne
 	int ret;
 
 	conn = rdmaxfer_conn_alloc(rf);
-	if (!conn)
-		return -ENOMEM;
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
 	/* each attempt with a nonce of its own (auth.c) */
 	ret = key ? rdmaxfer_auth_client_start(conn, key) : 0;
 	/* reserved now (events carry it), published once established */

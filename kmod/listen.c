@@ -208,8 +208,8 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 		rdmaxfer_refused(l, id, reason);
 		goto reject;
 	}
-	conn = rdmaxfer_cm_fault() ? NULL : rdmaxfer_conn_alloc(l->l_obj.file);
-	if (!conn)
+	conn = rdmaxfer_cm_fault() ? ERR_PTR(-ENOMEM) : rdmaxfer_conn_alloc(l->l_obj.file);
+	if (IS_ERR(conn))
 		goto reject;
 	if (rdmaxfer_hello_parse(conn, data, len,
 				 rdmaxfer_port_has_imm(id->device, id->port_num), &reason))

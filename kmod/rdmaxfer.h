@@ -274,6 +274,8 @@ struct rdmaxfer_stats_k {
  * @rf_nmrs: MRs of this file's windows, alive (at most RDMAXFER_MAX_FILE_MRS:
  *	overlapping windows would otherwise multiply one pinned buffer into
  *	any number of MRs and DMA mappings that nothing charges)
+ * @rf_nconns: connections of this file alive, at most max_conns_per_file
+ *	(conn.c)
  * @rf_stats: this file's counters
  * @rf_trace_id: the file's number in tracepoints (trace.h), set at open
  */
@@ -298,6 +300,7 @@ struct rdmaxfer_file {
 	u32			rf_next_id;
 	atomic64_t		rf_pinned;
 	atomic_t		rf_nmrs;
+	atomic_t		rf_nconns;
 	struct rdmaxfer_stats_k	rf_stats;
 	u32			rf_trace_id;
 };
@@ -619,6 +622,7 @@ struct rdmaxfer_probe {
  * @c_peer_spoke: a message of the peer's has come (c_lock)
  * @c_await_first: listener: up, but handed to ACCEPT only when the
  *	client's first message comes (iWARP), or its proof (c_lock)
+ * @c_counted: counted in the file's rf_nconns (rdmaxfer_conn_alloc())
  * @c_auth: the key handshake's state (auth.c), or NULL: no key
  * @c_auth_wait: listener: the client's proof has not come yet; no other
  *	message is taken meanwhile (c_lock)
@@ -744,6 +748,7 @@ struct rdmaxfer_conn {
 	bool				c_first_due;
 	bool				c_peer_spoke;
 	bool				c_await_first;
+	bool				c_counted;
 	struct rdmaxfer_auth		*c_auth;
 	bool				c_auth_wait;
 	struct work_struct		c_up_work;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * auth_test - who may connect: LISTEN and CONNECT with keys from the kernel
- * keyring (the handshake proves both ends hold the same one) and a
- * listener's allow-list, on a real device.
+ * auth_test - who may connect and what a peer can cost: LISTEN and CONNECT
+ * with keys from the kernel keyring (the handshake proves both ends hold
+ * the same one), a listener's allow-list, and the cap on a file's
+ * connections (max_conns_per_file), on a real device.
  *
  * Both ends run in this process on the device rxe_env.sh makes or names
  * (test_env_try()), each with its own open file, as in xfer_test.  Keys
@@ -31,6 +32,7 @@
 #include "rdmaxfer_test.h"
 
 #define TMO (10 * SEC)
+#define MAX_CONNS_PARAM	"/sys/module/rdmaxfer/parameters/max_conns_per_file"
 
 static const char *test_addr4;
 
@@ -110,8 +112,12 @@ FIXTURE_SETUP(auth)
 	ASSERT_TRUE(info.features & RDMAXFER_FEATURE_ALLOW_LIST);
 }
 
+static long saved_max_conns = -1;	/* max_conns_per_file, while a test changed it */
+
 FIXTURE_TEARDOWN(auth)
 {
+	if (saved_max_conns > 0)
+		sysfs_write(MAX_CONNS_PARAM, saved_max_conns);
 	close(self->cli);
 	close(self->srv);
 }
@@ -395,6 +401,37 @@ TEST_F(auth, bad_allow_lists)
 	for (i = 0; i < RDMAXFER_MAX_ALLOW; i++)
 		p[i] = prefix4("198.51.100.0", 24);
 	EXPECT_EQ(0, auth_listen(self, 0, p, RDMAXFER_MAX_ALLOW));
+}
+
+/*
+ * max_conns_per_file bounds a file's connections, those its listener sets
+ * up for peers included: past it CONNECT is EMFILE and a peer is rejected
+ * (RESOURCES); with the limit raised, they come up.
+ */
+TEST_F(auth, max_conns_per_file)
+{
+	__u32 c[3], sconn, reason;
+	int other = open(DEVPATH, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, other);
+	saved_max_conns = sysfs_read(MAX_CONNS_PARAM);
+	ASSERT_LT(0, saved_max_conns) TH_LOG("no %s", MAX_CONNS_PARAM);
+	sysfs_write(MAX_CONNS_PARAM, 2);
+	ASSERT_EQ(2, sysfs_read(MAX_CONNS_PARAM));
+	ASSERT_EQ(0, auth_listen(self, 0, NULL, 0));
+	EXPECT_EQ(0, auth_connect(self, 0, &c[0], &reason));
+	EXPECT_EQ(0, auth_connect(self, 0, &c[1], &reason));
+	EXPECT_EQ(EMFILE, auth_connect(self, 0, &c[2], &reason));
+	/* the server's file holds two: a third peer (another file) is refused */
+	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, TMO, &sconn, NULL));
+	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, TMO, &sconn, NULL));
+	EXPECT_EQ(ECONNREFUSED, rdx_connect(other, rdx_addr(test_addr4, self->port), TMO, &c[2],
+					    &reason));
+	EXPECT_EQ(RDMAXFER_REJECT_RESOURCES, reason);
+	sysfs_write(MAX_CONNS_PARAM, saved_max_conns);
+	EXPECT_EQ(0, rdx_connect(other, rdx_addr(test_addr4, self->port), TMO, &c[2], &reason));
+	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, TMO, &sconn, NULL));
+	close(other);
 }
 
 int main(int argc, char **argv)

@@ -27,7 +27,8 @@
  * allocation after a successful one; kmemleak falls back to its memory
  * pool, so most of the "absorbed" faults are those.
  *
- * Paths: LISTEN, CONNECT, ACCEPT, REG_BUF, EXPOSE (on base and on huge
+ * Paths: LISTEN, CONNECT, ACCEPT, the same with a key (and LISTEN with an
+ * allow-list), REG_BUF, EXPOSE (on base and on huge
  * pages, where a fault makes it fall back to base pages), REVOKE, SUBMIT of
  * each operation, CLOSE of a connection and of a listener, RING_SETUP.
  * Connection setup in rdma_cm's handlers (the listener's CONNECT_REQUEST:
@@ -35,14 +36,16 @@
  * threads that fail-nth, a per-thread setting, cannot reach: the module
  * makes each step there a
  * site of its own fault attribute (debugfs fail_rdmaxfer_cm, see
- * kmod/conn.c "Fault injection"), which the path "CM setup" sweeps the
- * same way (space = N, times = 1: the N-th site reached fails), around a
+ * kmod/conn.c "Fault injection"), which the paths "CM setup" and "CM
+ * setup with a key" (the handshake's proofs on both sides) sweep the same
+ * way (space = N, times = 1: the N-th site reached fails), around a
  * CONNECT to our own listener, so both sides' sites fail in turn.
  *
  * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC and
  * debugfs (the rig's debug kernel); skips elsewhere.  Restores the debugfs
  * settings it changes.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,7 +53,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/keyctl.h>
 
 #include "kselftest.h"
 #include "rdmaxfer_test.h"
@@ -196,6 +201,9 @@ static struct {
 	unsigned char *smem, *cmem;
 	__u32 sbuf, cbuf, win;
 	bool atomics;		/* the device does atomics (siw has none) */
+	__s32 key;		/* a logon key of this process */
+	__u32 klid;		/* a listener with it */
+	__u16 kport;
 } s;
 
 /* The counts a path must leave as it found them. */
@@ -259,7 +267,11 @@ static int setup(void)
 	/* touched: REG_BUF's pinning allocates no page on the paths swept */
 	memset(s.smem, 0, BUF_LEN);
 	memset(s.cmem, 0, BUF_LEN);
-	if (rdx_listen(s.srv, rdx_addr(addr4, 0), 16, &s.lid, &s.port) ||
+	s.key = (__s32)syscall(__NR_add_key, "logon", "rdmaxfer:fail_nth", "0123456789abcdef0123",
+			       (size_t)20, KEY_SPEC_PROCESS_KEYRING);
+	if (s.key <= 0 ||
+	    rdx_listen_auth(s.srv, rdx_addr(addr4, 0), 16, s.key, NULL, 0, &s.klid, &s.kport) ||
+	    rdx_listen(s.srv, rdx_addr(addr4, 0), 16, &s.lid, &s.port) ||
 	    rdx_connect(s.cli, rdx_addr(addr4, s.port), CALL_TMO, &s.cconn, NULL) ||
 	    rdx_accept(s.srv, s.lid, CALL_TMO, &s.sconn, NULL) ||
 	    rdx_query_conn(s.cli, s.cconn, &ci) ||
@@ -475,6 +487,59 @@ static int undo_connect(int err)
 		rdx_close(s.srv, tmp_sconn);
 	}
 	while (!rdx_accept(s.srv, s.lid, 0, &id, NULL))
+		rdx_close(s.srv, id);
+	drain(0);
+	return !ok;
+}
+
+/* With a key and an allow-list of our own address: as LISTEN. */
+static int call_listen_key(void)
+{
+	struct rdmaxfer_prefix p = { .family = AF_INET, .prefix_len = 32 };
+
+	inet_pton(AF_INET, addr4, p.addr);
+	return rdx_listen_auth(s.srv, rdx_addr(addr4, 0), 4, s.key, &p, 1, &made, &made_port);
+}
+
+static int undo_listen_key(int err)
+{
+	int ok;
+
+	if (err)
+		return 0;
+	ok = !rdx_connect_key(s.cli, rdx_addr(addr4, made_port), CALL_TMO, s.key, &tmp_conn,
+			      NULL);
+	ok = ok && !rdx_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
+	     send_works(tmp_conn, tmp_sconn);
+	if (!ok)
+		ksft_print_msg("LISTEN with a key: the listener it made does not work\n");
+	rdx_close(s.cli, tmp_conn);
+	rdx_close(s.srv, tmp_sconn);
+	rdx_close(s.srv, made);
+	drain(0);
+	return !ok;
+}
+
+static int call_connect_key(void)
+{
+	return rdx_connect_key(s.cli, rdx_addr(addr4, s.kport), CALL_TMO, s.key, &made, NULL);
+}
+
+/* As undo_connect(), on the keyed listener. */
+static int undo_connect_key(int err)
+{
+	int ok = 1;
+	__u32 id;
+
+	if (!err) {
+		ok = !rdx_accept(s.srv, s.klid, CALL_TMO, &tmp_sconn, NULL) &&
+		     send_works(made, tmp_sconn);
+		if (!ok)
+			ksft_print_msg("CONNECT with a key: the connection it made does not work\n");
+		rdx_close(s.cli, made);
+		rdx_close(s.srv, tmp_sconn);
+	}
+	while (!rdx_accept(s.srv, s.klid, 0, &id, NULL))
 		rdx_close(s.srv, id);
 	drain(0);
 	return !ok;
@@ -945,6 +1010,8 @@ int main(int argc, char **argv)
 		{ "LISTEN", NULL, call_listen, NULL, undo_listen },
 		{ "CONNECT", NULL, call_connect, no_new_conn, undo_connect },
 		{ "ACCEPT", prep_accept, call_accept, NULL, undo_accept },
+		{ "LISTEN with a key", NULL, call_listen_key, NULL, undo_listen_key },
+		{ "CONNECT with a key", NULL, call_connect_key, no_new_conn, undo_connect_key },
 		{ "REG_BUF", NULL, call_reg_buf, check_reg_buf, undo_reg_buf },
 		{ "EXPOSE", NULL, call_expose, check_expose, undo_expose },
 		{ "REVOKE", prep_revoke, call_revoke, NULL, undo_revoke },
@@ -983,7 +1050,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("setting up a connection on %s failed: %s\n", addr4,
 				   strerror(errno));
 	ksft_set_plan(sizeof(paths) / sizeof(paths[0]) + sizeof(ops) / sizeof(ops[0]) +
-		      sizeof(slot_paths) / sizeof(slot_paths[0]) + 4);
+		      sizeof(slot_paths) / sizeof(slot_paths[0]) + 5);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		sweep(&paths[i]);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -1016,11 +1083,15 @@ int main(int argc, char **argv)
 		sweep(&slot_paths[i]);
 	if (access(FI_CM "space", F_OK)) {
 		ksft_test_result_skip("CM setup: no " FI_CM " (a module without it, or no debugfs)\n");
+		ksft_test_result_skip("CM setup with a key: no " FI_CM "\n");
 	} else {
 		struct path p = { "CM setup", NULL, call_connect, no_new_conn, undo_connect };
+		struct path pk = { "CM setup with a key", NULL, call_connect_key, no_new_conn,
+				   undo_connect_key };
 
 		cm_mode = 1;
 		sweep(&p);
+		sweep(&pk);
 		cm_mode = 0;
 		cm_arm(0);
 	}

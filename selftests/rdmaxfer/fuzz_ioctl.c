@@ -15,7 +15,10 @@
  * size, mmap() of a completion ring that RING_SETUP made (any size, offset
  * and protection; what may be written is scribbled over, the mapping kept
  * now and then past the file's close()).  Connections go to this host's
- * own listeners and to closed ports.
+ * own listeners and to closed ports, with one of two keys (logon keys of
+ * this process), another id or none, and listeners get allow-lists drawn
+ * from valid prefixes and from garbage: the key handshake and its
+ * refusals run all along.
  *
  * Memory the kernel may write to is always the fuzzer's own scratch space
  * (followed by a PROT_NONE page, so an overlong array faults instead of
@@ -43,7 +46,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -335,6 +340,62 @@ union fuzz_arg {
 	unsigned char raw[512];
 };
 
+/* Two logon keys of this process (LISTEN and CONNECT pick them), 0 if none. */
+static __s32 keys[2];
+
+static void add_keys(void)
+{
+	unsigned char secret[32];
+	unsigned int i;
+	long k;
+
+	for (i = 0; i < 2; i++) {
+		memset(secret, 0x40 + (int)i, sizeof(secret));
+		k = syscall(__NR_add_key, "logon", i ? "rdmaxfer:fuzz1" : "rdmaxfer:fuzz0",
+			    secret, sizeof(secret), KEY_SPEC_PROCESS_KEYRING);
+		keys[i] = k > 0 ? (__s32)k : 0;
+	}
+}
+
+/* A key id for LISTEN or CONNECT: mostly none or ours, now and then anything. */
+static __s32 pick_key(struct rng *r)
+{
+	switch (below(r, 8)) {
+	case 0:
+	case 1:
+		return keys[0];
+	case 2:
+		return keys[1];
+	case 3:
+		return (__s32)edge(r);
+	default:
+		return 0;
+	}
+}
+
+/* An allow-list: valid prefixes (ours among them, or not) or garbage. */
+static void pick_allow(struct rng *r, struct rdmaxfer_listen *l, unsigned char *scratch,
+		       struct rdmaxfer_prefix *p)
+{
+	unsigned int i, n = below(r, 4);
+
+	if (below(r, 2)) {
+		l->allow_count = 0;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].family = AF_INET;
+		p[i].prefix_len = (__u8)(below(r, 4) ? 8 * below(r, 5) : below(r, 256));
+		inet_pton(AF_INET, addr4, p[i].addr);
+		if (p[i].prefix_len <= 32)	/* valid: clear the bits past it */
+			for (unsigned int b = p[i].prefix_len; b < 32; b++)
+				p[i].addr[b / 8] &= (__u8)~(0x80 >> (b % 8));
+	}
+	l->allow_count = below(r, 8) ? n : (__u32)edge(r);
+	l->allow = below(r, 8) ? U64_PTR(p) : pick_ptr(r, scratch);
+}
+
 /* Arguments of the commands that ask about the module and its devices. */
 static void fuzz_query_args(struct rng *r, unsigned int cmd, union fuzz_arg *u,
 			    unsigned char *scratch)
@@ -373,8 +434,9 @@ static void fuzz_query_args(struct rng *r, unsigned int cmd, union fuzz_arg *u,
 
 /* Arguments of the connection commands, with ids of file @slot (mostly). */
 static void fuzz_conn_args(struct rng *r, unsigned int cmd, unsigned int slot,
-			   union fuzz_arg *u)
+			   union fuzz_arg *u, unsigned char *scratch)
 {
+	static __thread struct rdmaxfer_prefix prefixes[4];	/* read by the ioctl */
 	__u16 port;
 
 	switch (cmd) {
@@ -384,6 +446,10 @@ static void fuzz_conn_args(struct rng *r, unsigned int cmd, unsigned int slot,
 		if (below(r, 16) == 0)
 			u->l.addr.family = (__u16)edge(r);
 		u->l.backlog = below(r, 4) ? below(r, 8) : (__u32)edge(r);
+		if (u->l.size >= sizeof(u->l)) {
+			u->l.key_id = pick_key(r);
+			pick_allow(r, &u->l, scratch, prefixes);
+		}
 		break;
 	case RDMAXFER_CMD_ACCEPT:
 		u->a.size = pick_size(r, sizeof(u->a));
@@ -400,6 +466,11 @@ static void fuzz_conn_args(struct rng *r, unsigned int cmd, unsigned int slot,
 		pthread_mutex_unlock(&lock);
 		u->c.addr = rdx_addr(below(r, 16) ? addr4 : silent, port);
 		u->c.timeout_ns = (1 + below(r, 5)) * 100 * 1000000LL;
+		if (u->c.size >= sizeof(u->c)) {
+			u->c.key_id = pick_key(r);
+			if (below(r, 32) == 0)
+				u->c.__reserved = (__u32)edge(r);
+		}
 		break;
 	case RDMAXFER_CMD_CLOSE:
 		u->cl.size = pick_size(r, sizeof(u->cl));
@@ -525,7 +596,7 @@ static void fuzz_one(struct rng *r, unsigned char *scratch)
 	}
 	memset(&u, 0, sizeof(u));
 	fuzz_query_args(r, cmd, &u, scratch);
-	fuzz_conn_args(r, cmd, slot, &u);
+	fuzz_conn_args(r, cmd, slot, &u, scratch);
 	fuzz_data_args(r, cmd, slot, &u, scratch);
 	if (below(r, 32) == 0)
 		u.info.flags = (__u32)edge(r);
@@ -573,6 +644,9 @@ static void scaffold(unsigned int a, unsigned int b, struct rng *r, unsigned cha
 	__u32 conn;
 	struct region g;
 
+	/* half of them with a key: the handshake under everything else */
+	l.key_id = below(r, 2) ? keys[0] : 0;
+	cn.key_id = l.key_id;
 	if (do_ioctl(slot_fd(a), RDMAXFER_CMD_LISTEN, &l))
 		return;
 	note_id(a, K_LISTENER, l.listen_id);
@@ -895,6 +969,7 @@ int main(int argc, char **argv)
 	guard = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (i = 0; i < NFDS; i++)
 		slots[i].fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
+	add_keys();
 	if (map_regions())
 		return 2;
 	/* something to work on from the start: connections with windows both ways */

@@ -12,7 +12,8 @@
 # so that writes are saved round by round and messages appended (the
 # console only gets serve's "listening" and per-connection lines); and on
 # port 18516 a 64 MiB window for the bandwidth test, and on port 18517 the
-# preloaded window again, only read.  If a serve ever exits,
+# preloaded window again, only read; on port 18518 a 4 MiB window for
+# clients that prove the pair's key (pair_key).  If a serve ever exits,
 # it is started again.
 
 dir=${PEER_DIR:-/tmp/rdmaxfer-peer}
@@ -22,6 +23,12 @@ mkdir -p "$dir" || exit 1
 gen_input()
 {
 	seq 1 400000 | head -c 2097152
+}
+
+# The key of the pair, the same bytes in both guests (a test key: not secret).
+pair_key()
+{
+	printf '%s' 'rdmaxfer two-guest test key 32 B'
 }
 
 # serve_forever ARGS...: run `rdmaxfer serve ARGS`, again if it exits.
@@ -42,4 +49,7 @@ serve_forever --port 18516 --size 64M --out /dev/null &
 # (serve's window is shared by all connections: writes on the default port
 # would overwrite the preloaded bytes)
 serve_forever --port 18517 --size 4M --in "$dir/in" --out /dev/null &
+# port 18518: only for clients with the pair's key
+pair_key >"$dir/pair.key"
+serve_forever --port 18518 --size 4M --out /dev/null --key-file "$dir/pair.key" &
 serve_forever --size 4M --in "$dir/in" --out "$dir/out"

@@ -5,7 +5,9 @@
 # --verify to `rdmaxfer serve` in guest B (peer.sh: 4 MiB window preloaded
 # with gen_input's 2 MiB of text), over IPv4 and IPv6, at sizes around
 # pages, the 2 MiB MR limit of rxe and the window (larger writes go in
-# rounds).  B may still be booting when this starts: the first send is
+# rounds), and to B's keyed serve with the pair's key (and refused without
+# it, or with another), with the CONNECT times with and without the key
+# printed.  B may still be booting when this starts: the first send is
 # retried for a while.
 dir=$(dirname "$0")
 if [ -r "$dir/lib.sh" ]; then
@@ -24,7 +26,10 @@ PEER=$RIG_PEER_ADDR
 PEER6=$RIG_PEER_ADDR6
 WINDOW=4194304
 PIN=18517	# peer.sh: the --in window, never written
+PKEY=18518	# peer.sh: only for clients with the pair's key
 PNONE=18599	# nobody listens here
+HELPER=$dir/xfer_helper
+[ -x "$HELPER" ] || HELPER=$dir/../xfer_helper
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -33,6 +38,12 @@ trap 'rm -rf "$tmp"' EXIT
 gen_input()
 {
 	seq 1 400000 | head -c 2097152
+}
+
+# The same as peer.sh's.
+pair_key()
+{
+	printf '%s' 'rdmaxfer two-guest test key 32 B'
 }
 
 # write_ok NAME LEN ARGS...: `rdmaxfer write ARGS` exits 0, "wrote LEN bytes ..., verified".
@@ -47,7 +58,7 @@ write_ok()
 			"$tmp/$_n.out"
 }
 
-ktap_plan 11
+ktap_plan 13
 gen_input >"$tmp/in"
 
 # B boots in parallel: retry while its server is not there yet
@@ -65,7 +76,7 @@ r=$?
 ktap_result "peer_reachable" $r
 [ $r -eq 0 ] || {
 	for t in write_sizes write_rounds write_file read_in read_unaligned json ipv6 send_file \
-		 bandwidth_64m refused; do
+		 bandwidth_64m refused key_write key_refused; do
 		ktap_skip "$t" "peer not reachable"
 	done
 	ktap_finish
@@ -162,5 +173,28 @@ run refused rdmaxfer write "$PEER" --port $PNONE --size 1
 r=$?
 [ $r -eq 0 ] || { ktap_diag "exit $rc"; show refused.err; }
 ktap_result "refused" $r
+
+# B's keyed serve: a write with the pair's key; none, or another, is refused
+pair_key >"$tmp/pair.key"
+head -c 32 /dev/urandom >"$tmp/other.key"
+write_ok kw 2097153 "$PEER" --port $PKEY --size 2097153 --verify --key-file "$tmp/pair.key"
+r=$?
+[ $r -eq 0 ] || show kw.out kw.err
+ktap_result "key_write" $r
+
+r=0
+run knone rdmaxfer write "$PEER" --port $PKEY --size 1
+[ $rc -eq 1 ] && grep -q 'requires a key' "$tmp/knone.err" || { show knone.err; r=1; }
+run kother rdmaxfer write "$PEER" --port $PKEY --size 1 --key-file "$tmp/other.key"
+[ $rc -eq 1 ] && grep -q 'does not hold our key' "$tmp/kother.err" || { show kother.err; r=1; }
+ktap_result "key_refused" $r
+
+# what the handshake adds to connection setup between two guests (reported)
+if [ -x "$HELPER" ]; then
+	run ct_plain "$HELPER" conntime "$PEER" 18516 20 -
+	run ct_key "$HELPER" conntime "$PEER" $PKEY 20 "$tmp/pair.key"
+	ktap_diag "CONNECT between guests, without a key: $(tail -n1 "$tmp/ct_plain.out")"
+	ktap_diag "CONNECT between guests, with a key:    $(tail -n1 "$tmp/ct_key.out")"
+fi
 
 ktap_finish
