@@ -291,6 +291,8 @@ int rdmaxfer_auth_client_start(struct rdmaxfer_conn *conn, struct key *key)
 	get_random_bytes(a->a_in.nonce[0], RDMAXFER_NONCE_LEN);
 	a->a_key = key_get(key);
 	conn->c_auth = a;
+	/* nothing the server sends counts before its proof is checked */
+	conn->c_auth_wait = true;
 	return 0;
 }
 
@@ -367,6 +369,7 @@ int rdmaxfer_auth_reply(struct rdmaxfer_conn *conn, struct key *key, const void 
 	if (!a)
 		return -ENOMEM;
 	conn->c_auth = a;
+	a->a_server = true;
 	rep->x.features |= cpu_to_be32(RDMAXFER_HELLO_AUTH);
 	a->a_in.hello[0] = req->x;
 	a->a_in.hello[1] = rep->x;
@@ -426,10 +429,14 @@ int rdmaxfer_auth_check_reply(struct rdmaxfer_conn *conn, const void *data, u32 
 		goto refused;
 	key_put(a->a_key);
 	a->a_key = NULL;
+	a->a_counted = true;
 	rdmaxfer_auth_outcome(conn, false, 0);
+	/* the server is who it should be: its messages count from now on */
+	WRITE_ONCE(conn->c_auth_wait, false);
 	return 0;
 refused:
 	conn->c_reject_reason = *reason;
+	a->a_counted = true;
 	rdmaxfer_auth_outcome(conn, false, *reason);
 	return -ECONNREFUSED;
 }
@@ -464,20 +471,27 @@ int rdmaxfer_auth_send(struct rdmaxfer_conn *conn)
  * @plen: its length
  *
  * Context: the receive work (process context); the first message only.
+ * A wrong proof leaves c_auth_wait set: the connection is going down, and
+ * whatever else the client sent behind it (handled before the teardown
+ * stops the receive work) is refused like any message before the proof.
+ *
  * Return: 0 (the connection goes to ACCEPT), or -EPROTO (a proof that was
- * not asked for, or of the wrong size) or -EACCES (a wrong proof): the
- * connection is dropped.
+ * not asked for, sent to a client, or of the wrong size) or -EACCES (a
+ * wrong proof, or another after one): the connection is dropped.
  */
 int rdmaxfer_auth_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 {
 	const struct rdmaxfer_msg_auth *msg = p;
+	struct rdmaxfer_auth *a = conn->c_auth;
 	bool first;
 
-	if (!READ_ONCE(conn->c_auth_wait) || plen != sizeof(*msg))
+	if (!READ_ONCE(conn->c_auth_wait) || !a || !a->a_server || plen != sizeof(*msg))
 		return -EPROTO;
-	if (crypto_memneq(msg->mac, conn->c_auth->a_proof, RDMAXFER_MAC_LEN)) {
+	if (a->a_counted)
+		return -EACCES;
+	a->a_counted = true;
+	if (crypto_memneq(msg->mac, a->a_proof, RDMAXFER_MAC_LEN)) {
 		rdmaxfer_auth_outcome(conn, true, RDMAXFER_REJECT_AUTH_FAILED);
-		WRITE_ONCE(conn->c_auth_wait, false);	/* counted */
 		return -EACCES;
 	}
 	rdmaxfer_auth_outcome(conn, true, 0);
@@ -498,9 +512,11 @@ int rdmaxfer_auth_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen)
  */
 void rdmaxfer_auth_end(struct rdmaxfer_conn *conn, int error)
 {
-	if (!conn->c_auth || !READ_ONCE(conn->c_auth_wait))
+	struct rdmaxfer_auth *a = conn->c_auth;
+
+	if (!a || !a->a_server || a->a_counted || !READ_ONCE(conn->c_auth_wait))
 		return;
-	WRITE_ONCE(conn->c_auth_wait, false);
+	a->a_counted = true;
 	/* not the client's doing: our own close, or the listener's */
 	if (error != -ECANCELED && error != -ECONNABORTED)
 		rdmaxfer_auth_outcome(conn, true, RDMAXFER_REJECT_AUTH_FAILED);

@@ -499,9 +499,14 @@ static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_conne
 	long left;
 	int ret;
 
+	if (!rdmaxfer_conns_get(rf))
+		return -EMFILE;
 	conn = rdmaxfer_conn_alloc(rf);
-	if (IS_ERR(conn))
+	if (IS_ERR(conn)) {
+		rdmaxfer_conns_put(rf);
 		return PTR_ERR(conn);
+	}
+	conn->c_counted = true;
 	/* each attempt with a nonce of its own (auth.c) */
 	ret = key ? rdmaxfer_auth_client_start(conn, key) : 0;
 	/* reserved now (events carry it), published once established */
@@ -536,7 +541,9 @@ static int rdmaxfer_connect_once(struct rdmaxfer_file *rf, struct rdmaxfer_conne
 	spin_lock_bh(&conn->c_lock);
 	if (left < 0)
 		ret = -EINTR;
-	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
+	/* with a key, up is not enough: our proof must have gone (connect_done) */
+	else if (conn->c_state == RDMAXFER_CS_ESTABLISHED &&
+		 !(conn->c_auth && READ_ONCE(conn->c_error)))
 		ret = 0;
 	else
 		ret = READ_ONCE(conn->c_error) ?: READ_ONCE(conn->c_broke) ? -EIO : -ETIMEDOUT;

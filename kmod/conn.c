@@ -298,7 +298,34 @@ void rdmaxfer_fault_exit(void)
 static unsigned int max_conns_per_file = 128;
 module_param(max_conns_per_file, uint, 0644);
 MODULE_PARM_DESC(max_conns_per_file,
-		 "Most connections one open file may have, its listeners' not yet accepted included (default 128)");
+		 "Most connections one open file may have, made (CONNECT) or accepted (default 128)");
+
+/**
+ * rdmaxfer_conns_get - count one more connection of the file
+ * @rf: the file
+ *
+ * max_conns_per_file bounds what a file's connections cost in the
+ * provider's queues (memory no memory cgroup is charged for: rxe vmallocs
+ * its queues).  A file's connections are those CONNECT made and those
+ * ACCEPT handed out; a listener's not handed out yet are bounded by its
+ * backlog instead (listen.c), so that peers cannot use up the file's
+ * count.
+ *
+ * Return: true, or false if the file has max_conns_per_file already.
+ */
+bool rdmaxfer_conns_get(struct rdmaxfer_file *rf)
+{
+	if (atomic_inc_return(&rf->rf_nconns) <= READ_ONCE(max_conns_per_file))
+		return true;
+	atomic_dec(&rf->rf_nconns);
+	return false;
+}
+
+/* Give back what rdmaxfer_conns_get() counted. */
+void rdmaxfer_conns_put(struct rdmaxfer_file *rf)
+{
+	atomic_dec(&rf->rf_nconns);
+}
 
 /**
  * rdmaxfer_conn_free - free a connection's memory
@@ -311,7 +338,7 @@ MODULE_PARM_DESC(max_conns_per_file,
 void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
 {
 	if (conn->c_counted)
-		atomic_dec(&conn->c_obj.file->rf_nconns);
+		rdmaxfer_conns_put(conn->c_obj.file);
 	rdmaxfer_auth_free(conn);
 	kfree(conn->c_tx_caps);
 	kfree(conn->c_rx_caps);
@@ -322,38 +349,24 @@ void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
  * rdmaxfer_conn_alloc - allocate and initialise a connection
  * @rf: the file it belongs to
  *
- * Counts against the file's max_conns_per_file, which bounds what a file's
- * connections cost in the provider's queues (memory the kernel charges
- * to nobody: rxe vmallocs its queues), those its listeners set up for
- * peers included.
- *
  * Context: process context.
  * Return: the connection (state CONNECTING, one reference), or
- * ERR_PTR(-EMFILE) (the file has max_conns_per_file) or ERR_PTR(-ENOMEM).
+ * ERR_PTR(-ENOMEM).
  */
 struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 {
-	unsigned int max = READ_ONCE(max_conns_per_file);
 	struct rdmaxfer_conn *conn;
 
-	if (atomic_inc_return(&rf->rf_nconns) > max) {
-		atomic_dec(&rf->rf_nconns);
-		return ERR_PTR(-EMFILE);
-	}
 	conn = kzalloc_obj(*conn, GFP_KERNEL_ACCOUNT);
-	if (!conn) {
-		atomic_dec(&rf->rf_nconns);
+	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	}
 	conn->c_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	conn->c_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!conn->c_tx_caps || !conn->c_rx_caps) {
-		atomic_dec(&rf->rf_nconns);
 		rdmaxfer_conn_free(conn);
 		return ERR_PTR(-ENOMEM);
 	}
 	rdmaxfer_obj_init(&conn->c_obj, rf, RDMAXFER_OBJ_CONN);
-	conn->c_counted = true;
 	INIT_LIST_HEAD(&conn->c_entry);
 	INIT_LIST_HEAD(&conn->c_dev_entry);
 	spin_lock_init(&conn->c_lock);

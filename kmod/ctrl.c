@@ -1051,7 +1051,10 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 		return -EPROTO;
 	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_RX, be16_to_cpu(hdr->type),
 			    be16_to_cpu(hdr->credits));
-	/* a listener takes nothing before the client's proof, and it only then (auth.c) */
+	/*
+	 * With a key, nothing before the handshake is done but the client's
+	 * proof on a listener's connection, and that only then (auth.c)
+	 */
 	auth = hdr->type == cpu_to_be16(RDMAXFER_MSG_AUTH);
 	if (READ_ONCE(conn->c_auth_wait) != auth)
 		return -EPROTO;

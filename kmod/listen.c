@@ -156,7 +156,14 @@ static struct rdmaxfer_conn *rdmaxfer_listener_evict(struct rdmaxfer_listener *l
 	if (l->l_nevicting >= l->l_backlog)
 		return NULL;
 	list_for_each_entry(conn, &l->l_pending, c_entry) {
-		if (!READ_ONCE(conn->c_auth_wait))
+		/*
+		 * Unproven, and silent: a proof on its way (it has landed:
+		 * c_peer_spoke) is let through, a wrong one drops it anyway.
+		 * Read without c_lock (a leaf, as l_lock is): a proof landing
+		 * right now may still lose its connection, which its client
+		 * then sees go down.
+		 */
+		if (!READ_ONCE(conn->c_auth_wait) || READ_ONCE(conn->c_peer_spoke))
 			continue;
 		list_del_init(&conn->c_entry);
 		conn->c_lq = RDMAXFER_LQ_EVICTED;
@@ -601,6 +608,11 @@ int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg)
 	l = rdmaxfer_obj_get(rf, cmd->listen_id, RDMAXFER_OBJ_LISTENER);
 	if (!l)
 		return -ENOENT;
+	/* as accept(2): no room for one more connection of the file */
+	if (!rdmaxfer_conns_get(rf)) {
+		rdmaxfer_obj_put(&l->l_obj);
+		return -EMFILE;
+	}
 	if (cmd->timeout_ns)
 		tmo = cmd->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
 		      max_t(long, 1, nsecs_to_jiffies(cmd->timeout_ns));
@@ -630,8 +642,11 @@ int rdmaxfer_ioctl_accept(struct rdmaxfer_file *rf, void *arg)
 			ret = cmd->timeout_ns ? -ETIMEDOUT : -EAGAIN;
 	}
 	rdmaxfer_obj_put(&l->l_obj);
-	if (!conn)
+	if (!conn) {
+		rdmaxfer_conns_put(rf);
 		return ret;
+	}
+	conn->c_counted = true;		/* ACCEPT's is the only reference that sets it */
 	cmd->conn_id = conn->c_obj.id;
 	cmd->peer = conn->c_peer;
 	rdmaxfer_obj_put(&conn->c_obj);

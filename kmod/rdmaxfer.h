@@ -274,8 +274,8 @@ struct rdmaxfer_stats_k {
  * @rf_nmrs: MRs of this file's windows, alive (at most RDMAXFER_MAX_FILE_MRS:
  *	overlapping windows would otherwise multiply one pinned buffer into
  *	any number of MRs and DMA mappings that nothing charges)
- * @rf_nconns: connections of this file alive, at most max_conns_per_file
- *	(conn.c)
+ * @rf_nconns: connections of this file, made or accepted, at most
+ *	max_conns_per_file (conn.c)
  * @rf_stats: this file's counters
  * @rf_trace_id: the file's number in tracepoints (trace.h), set at open
  */
@@ -622,10 +622,12 @@ struct rdmaxfer_probe {
  * @c_peer_spoke: a message of the peer's has come (c_lock)
  * @c_await_first: listener: up, but handed to ACCEPT only when the
  *	client's first message comes (iWARP), or its proof (c_lock)
- * @c_counted: counted in the file's rf_nconns (rdmaxfer_conn_alloc())
+ * @c_counted: counted in the file's rf_nconns (rdmaxfer_conns_get())
  * @c_auth: the key handshake's state (auth.c), or NULL: no key
- * @c_auth_wait: listener: the client's proof has not come yet; no other
- *	message is taken meanwhile (c_lock)
+ * @c_auth_wait: with a key, the handshake is not done: a listener waits
+ *	for the client's proof, a client checks the server's; no message
+ *	but the proof (on a listener's connection) is taken meanwhile, and a
+ *	wrong proof leaves it set (c_lock)
  * @c_up_work: hands such a connection out (rdmaxfer_listener_up_work())
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
@@ -813,9 +815,13 @@ struct rdmaxfer_auth_input {
  * @a_key: client: the key, held until the server's proof is checked
  * @a_in: the proofs' input
  * @a_proof: client: the proof it sends; server: the one it expects
+ * @a_server: a listener's connection (it takes the proof; a client never)
+ * @a_counted: its outcome was counted (a wrong proof: the connection goes)
  */
 struct rdmaxfer_auth {
 	struct key			*a_key;
+	bool				a_server;
+	bool				a_counted;
 	struct rdmaxfer_auth_input	a_in;
 	u8				a_proof[RDMAXFER_MAC_LEN];
 };
@@ -1109,6 +1115,10 @@ int rdmaxfer_probe_alloc(struct rdmaxfer_conn *conn);
 void rdmaxfer_probe_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn);
 int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+
+/* conn.c: a file's count of connections */
+bool rdmaxfer_conns_get(struct rdmaxfer_file *rf);
+void rdmaxfer_conns_put(struct rdmaxfer_file *rf);
 
 /* auth.c */
 int rdmaxfer_allow_copy(struct rdmaxfer_listener *l, u64 uptr, u32 count);

@@ -127,6 +127,10 @@
  *                      the server's ADVERT must come.
  *   auth badmac KEYFILE  our proof with one bit flipped: dropped, and not
  *                      one message of the server's before that.
+ *   auth badmacmore KEYFILE  the same, with a DATA message and a
+ *                      WRITE_DONE right behind the wrong proof: they must
+ *                      not reach the listener's user either (evil_peer.sh
+ *                      watches it: xfer_helper keywatch).
  *   auth replay KEYFILE  a good handshake recorded, then replayed on a new
  *                      connection: the same request (our old nonce) and
  *                      our old proof.  The server's nonce must differ and
@@ -1680,12 +1684,32 @@ static int auth(const char *addr, const char *port, const char *kind, const char
 		ret = auth_good(&pr, addr, port, key, klen, mac);
 		if (!ret)
 			ret = server_window(&pr) ? EXIT_GOOD : EXIT_GAVE_AWAY;
-	} else if (!strcmp(kind, "badmac")) {
+	} else if (!strcmp(kind, "badmac") || !strcmp(kind, "badmacmore")) {
 		if (setup(&pr, addr, port) || auth_proofs(&pr, key, klen, mac))
 			goto out;
 		mac[5] ^= 0x10;
-		if (!auth_send(&pr, mac))
+		if (kind[6]) {	/* more: two messages right behind, unwaited */
+			uint8_t *m = SEND_BUF(&pr) + CTRL_SIZE / 2, *d = m + 64;
+
+			memset(m, 0, 64 + RX_HDR_LEN + RX_WRITE_DONE_LEN);
+			put16(m, RX_MSG_DATA);
+			put32(m + 4, 5);
+			memcpy(m + RX_HDR_LEN, "evil!", 5);
+			put16(d, RX_MSG_WRITE_DONE);
+			put32(d + 4, RX_WRITE_DONE_LEN);
+			memcpy(SEND_BUF(&pr) + RX_HDR_LEN, mac, RX_MAC_LEN);
+			put16(SEND_BUF(&pr), RX_MSG_AUTH);
+			put16(SEND_BUF(&pr) + 2, 0);
+			put32(SEND_BUF(&pr) + 4, RX_MAC_LEN);
+			if (post_msg(&pr, SEND_BUF(&pr), RX_HDR_LEN + RX_MAC_LEN, WR_FIRST,
+				     IBV_WR_SEND, 0) ||
+			    post_msg(&pr, m, RX_HDR_LEN + 5, WR_FIRST, IBV_WR_SEND, 0) ||
+			    post_msg(&pr, d, RX_HDR_LEN + RX_WRITE_DONE_LEN, WR_SEND, IBV_WR_SEND, 0))
+				goto out;
 			ret = dropped_silently(&pr, STEP_TIMEOUT_MS);
+		} else if (!auth_send(&pr, mac)) {
+			ret = dropped_silently(&pr, STEP_TIMEOUT_MS);
+		}
 	} else if (!strcmp(kind, "replay")) {
 		ret = auth_good(&pr, addr, port, key, klen, mac);
 		if (ret || !server_window(&pr)) {
@@ -1770,7 +1794,7 @@ int main(int argc, char **argv)
 			"       evil_peer ADDR PORT silent MS\n"
 			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
 			"       evil_peer ADDR PORT conns N SECS\n"
-			"       evil_peer ADDR PORT auth none|good|badmac|replay|first|guess [KEYFILE]\n"
+			"       evil_peer ADDR PORT auth none|good|badmac|badmacmore|replay|first|guess [KEYFILE]\n"
 			"       evil_peer ADDR PORT auth flood SECS\n");
 		return EXIT_SETUP;
 	}

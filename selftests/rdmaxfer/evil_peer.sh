@@ -81,14 +81,14 @@ kmsg_mark
 
 # 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2; the READ probe's offer: 3;
-# (n) 2; (q) one per AUTH_KINDS and 2; (r) 1
+# (n) 2; (q) one per AUTH_KINDS and 3; (r) 1
 AUTH_KINDS="none good badmac replay first guess"
 # shellcheck disable=SC2086 # split on purpose
 set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 2 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -602,6 +602,20 @@ af1=$(rdmaxfer stats --json | jq -e '.global.auth_failed')
 r=$?
 [ $r -eq 0 ] || ktap_diag "auth_failed went from '$af0' to '$af1'"
 ktap_result "auth_refusals_counted" $r
+# a wrong proof with messages right behind it: nothing of them reaches
+# the listener's user (xfer_helper keywatch prints every event it gets)
+PORT5=$((PORT4 + 1))
+"$HELPER" keywatch $ADDR $PORT5 "$tmp/evil.key" 12 >"$tmp/keywatch.out" 2>&1 &
+kpid=$!
+wait_for "grep -q listening $tmp/keywatch.out" 10
+run auth_more timeout 60 "$EVIL" $ADDR $PORT5 auth badmacmore "$tmp/evil.key"
+mrc=$rc
+wait "$kpid"
+[ $mrc -eq 0 ] && ! grep -q '^event\|^accepted' "$tmp/keywatch.out"
+r=$?
+[ $r -eq 0 ] || { ktap_diag "evil_peer auth badmacmore exited $mrc"; show auth_more.err keywatch.out; }
+ktap_result "auth_wrong_proof_then_messages_reach_nothing" $r
+
 run kwrite timeout 60 rdmaxfer write $ADDR --port $PORT4 --size 64K --verify --key-file "$tmp/evil.key"
 [ $rc -eq 0 ] && kill -0 "$srv3" 2>/dev/null
 r=$?

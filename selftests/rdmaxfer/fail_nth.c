@@ -445,23 +445,31 @@ static int call_listen(void)
 	return rdx_listen(s.srv, rdx_addr(addr4, 0), 4, &made, &made_port);
 }
 
-/* A listener that LISTEN returned accepts a connection that carries a SEND. */
-static int undo_listen(int err)
+/*
+ * A listener that LISTEN returned (@key: with that key) accepts a
+ * connection that carries a SEND.
+ */
+static int listener_works(int err, __s32 key, const char *what)
 {
 	int ok;
 
 	if (err)
 		return 0;
-	ok = !rdx_connect(s.cli, rdx_addr(addr4, made_port), CALL_TMO, &tmp_conn, NULL);
+	ok = !rdx_connect_key(s.cli, rdx_addr(addr4, made_port), CALL_TMO, key, &tmp_conn, NULL);
 	ok = ok && !rdx_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
 	     send_works(tmp_conn, tmp_sconn);
 	if (!ok)
-		ksft_print_msg("LISTEN: the listener it made does not work\n");
+		ksft_print_msg("%s: the listener it made does not work\n", what);
 	rdx_close(s.cli, tmp_conn);
 	rdx_close(s.srv, tmp_sconn);
 	rdx_close(s.srv, made);
 	drain(0);
 	return !ok;
+}
+
+static int undo_listen(int err)
+{
+	return listener_works(err, 0, "LISTEN");
 }
 
 static int call_connect(void)
@@ -471,25 +479,30 @@ static int call_connect(void)
 
 /*
  * A connection that CONNECT returned carries a SEND.  Close what the server
- * queued of a connection the client gave up on, and ours.
+ * queued (on listener @lid) of a connection the client gave up on, and ours.
  */
-static int undo_connect(int err)
+static int connection_works(int err, __u32 lid, const char *what)
 {
 	int ok = 1;
 	__u32 id;
 
 	if (!err) {
-		ok = !rdx_accept(s.srv, s.lid, CALL_TMO, &tmp_sconn, NULL) &&
+		ok = !rdx_accept(s.srv, lid, CALL_TMO, &tmp_sconn, NULL) &&
 		     send_works(made, tmp_sconn);
 		if (!ok)
-			ksft_print_msg("CONNECT: the connection it made does not work\n");
+			ksft_print_msg("%s: the connection it made does not work\n", what);
 		rdx_close(s.cli, made);
 		rdx_close(s.srv, tmp_sconn);
 	}
-	while (!rdx_accept(s.srv, s.lid, 0, &id, NULL))
+	while (!rdx_accept(s.srv, lid, 0, &id, NULL))
 		rdx_close(s.srv, id);
 	drain(0);
 	return !ok;
+}
+
+static int undo_connect(int err)
+{
+	return connection_works(err, s.lid, "CONNECT");
 }
 
 /* With a key and an allow-list of our own address: as LISTEN. */
@@ -503,21 +516,7 @@ static int call_listen_key(void)
 
 static int undo_listen_key(int err)
 {
-	int ok;
-
-	if (err)
-		return 0;
-	ok = !rdx_connect_key(s.cli, rdx_addr(addr4, made_port), CALL_TMO, s.key, &tmp_conn,
-			      NULL);
-	ok = ok && !rdx_accept(s.srv, made, CALL_TMO, &tmp_sconn, NULL) &&
-	     send_works(tmp_conn, tmp_sconn);
-	if (!ok)
-		ksft_print_msg("LISTEN with a key: the listener it made does not work\n");
-	rdx_close(s.cli, tmp_conn);
-	rdx_close(s.srv, tmp_sconn);
-	rdx_close(s.srv, made);
-	drain(0);
-	return !ok;
+	return listener_works(err, s.key, "LISTEN with a key");
 }
 
 static int call_connect_key(void)
@@ -525,24 +524,9 @@ static int call_connect_key(void)
 	return rdx_connect_key(s.cli, rdx_addr(addr4, s.kport), CALL_TMO, s.key, &made, NULL);
 }
 
-/* As undo_connect(), on the keyed listener. */
 static int undo_connect_key(int err)
 {
-	int ok = 1;
-	__u32 id;
-
-	if (!err) {
-		ok = !rdx_accept(s.srv, s.klid, CALL_TMO, &tmp_sconn, NULL) &&
-		     send_works(made, tmp_sconn);
-		if (!ok)
-			ksft_print_msg("CONNECT with a key: the connection it made does not work\n");
-		rdx_close(s.cli, made);
-		rdx_close(s.srv, tmp_sconn);
-	}
-	while (!rdx_accept(s.srv, s.klid, 0, &id, NULL))
-		rdx_close(s.srv, id);
-	drain(0);
-	return !ok;
+	return connection_works(err, s.klid, "CONNECT with a key");
 }
 
 static int prep_accept(void)

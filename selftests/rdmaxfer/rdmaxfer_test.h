@@ -229,6 +229,23 @@ static inline int test_env_try(void)
 	return 0;
 }
 
+/*
+ * test_env_try() for a kselftest program: on no device, exit with a skip
+ * (KSFT_SKIP) that says why; when rxe_env.sh failed otherwise, a failure.
+ * A macro: only the programs that use it need kselftest's functions.
+ */
+#define TEST_ENV_OR_EXIT()								\
+	do {										\
+		int _r = test_env_try();						\
+											\
+		if (_r) {								\
+			ksft_print_header();						\
+			if (_r == -2)							\
+				ksft_exit_fail_msg("%s\n", test_env()->why);		\
+			ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why); \
+		}									\
+	} while (0)
+
 /* Is the running kernel at least major.minor (for behaviour no interface reveals)? */
 static inline int kernel_at_least(int major, int minor)
 {

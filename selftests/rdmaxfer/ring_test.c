@@ -505,15 +505,9 @@ TEST_F(ring, fork_shares_the_ring)
 int main(int argc, char **argv)
 {
 	struct rdmaxfer_info info = { 0 };
-	int fd, r;
+	int fd;
 
-	r = test_env_try();
-	if (r) {
-		ksft_print_header();
-		if (r == -2)
-			ksft_exit_fail_msg("%s\n", test_env()->why);
-		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
-	}
+	TEST_ENV_OR_EXIT();
 	test_addr4 = test_env()->addr;
 	fd = open(DEVPATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {

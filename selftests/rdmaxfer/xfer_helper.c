@@ -75,6 +75,10 @@
  *	proving the key in KEYFILE (loaded as a logon key of this process;
  *	"-": no key): "connects K refused R p50_us P max_us M", the times of
  *	CONNECT.  Exit 0 if none was refused.
+ *   xfer_helper keywatch ADDR PORT KEYFILE SECS
+ *	LISTEN on ADDR:PORT with the key in KEYFILE and print "listening
+ *	PORT"; for SECS, print every event the file gets ("event OPCODE conn
+ *	C status S") and ACCEPT what is queued ("accepted C").  Exit 0.
  *   xfer_helper query INDEX
  *	LIST_DEVICES, and QUERY_DEVICE and QUERY_PORT (port 1) of device
  *	INDEX: "devices N device E port E", E "ok" or the errno's name.
@@ -638,6 +642,56 @@ static int slot_wait(const char *host, unsigned int port, __u64 len)
 	return bad;
 }
 
+/* The serial of a logon key of this process holding KEYFILE's bytes. */
+static __s32 load_key(const char *keyfile)
+{
+	unsigned char key[RDMAXFER_KEY_MAX];
+	size_t len = 0;
+	__s32 serial;
+	FILE *f;
+
+	f = fopen(keyfile, "rb");
+	if (f) {
+		len = fread(key, 1, sizeof(key), f);
+		fclose(f);
+	}
+	serial = (__s32)syscall(__NR_add_key, "logon", "rdmaxfer:xfer_helper", key, len,
+				KEY_SPEC_PROCESS_KEYRING);
+	if (serial <= 0)
+		die("add_key", errno);
+	return serial;
+}
+
+/*
+ * keywatch: LISTEN with the key in KEYFILE, print "listening PORT", then
+ * for SECS print every event or completion the file gets and ACCEPT
+ * whatever is queued: "event OPCODE conn C" and "accepted C".  Exit 0.
+ */
+static int key_watch(const char *host, unsigned int port, const char *keyfile, int secs)
+{
+	struct rdmaxfer_listen l = {
+		.size = sizeof(l), .addr = mkaddr(host, port), .key_id = load_key(keyfile),
+	};
+	struct rdmaxfer_completion c;
+	struct timespec t0, t;
+	int e = xioctl(RDMAXFER_IOC_LISTEN, &l);
+
+	if (e)
+		die("LISTEN", e);
+	printf("listening %u\n", l.addr.port);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct rdmaxfer_accept a = { .size = sizeof(a), .listen_id = l.listen_id };
+
+		if (reap1(&c, SEC / 5))
+			printf("event %#x conn %u status %d\n", c.opcode, c.conn_id, c.status);
+		if (!xioctl(RDMAXFER_IOC_ACCEPT, &a))
+			printf("accepted %u\n", a.conn_id);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < secs);
+	return 0;
+}
+
 static void __attribute__((noreturn)) park(const char *host, unsigned int port,
 					  unsigned int backlog)
 {
@@ -684,23 +738,12 @@ static int cmp_u64(const void *a, const void *b)
 
 static int conn_time(const char *host, unsigned int port, unsigned int n, const char *keyfile)
 {
-	unsigned char key[RDMAXFER_KEY_MAX];
 	unsigned int i, ok = 0, refused = 0;
 	__s32 serial = 0;
 	__u64 *us;
-	size_t len;
-	FILE *f;
 
-	if (strcmp(keyfile, "-")) {
-		f = fopen(keyfile, "rb");
-		len = f ? fread(key, 1, sizeof(key), f) : 0;
-		if (f)
-			fclose(f);
-		serial = (__s32)syscall(__NR_add_key, "logon", "rdmaxfer:conntime", key, len,
-					KEY_SPEC_PROCESS_KEYRING);
-		if (serial <= 0)
-			die("add_key", errno);
-	}
+	if (strcmp(keyfile, "-"))
+		serial = load_key(keyfile);
 	us = calloc(n ? n : 1, sizeof(*us));
 	if (!us)
 		die("calloc", ENOMEM);
@@ -879,6 +922,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!strcmp(argv[1], "slotwait"))
 		return slot_wait(argv[2], atoi(argv[3]), size_arg(argv[4]));
+	if (!strcmp(argv[1], "keywatch") && argc == 6)
+		return key_watch(argv[2], (unsigned int)atoi(argv[3]), argv[4], atoi(argv[5]));
 	if (!strcmp(argv[1], "conntime") && argc == 6)
 		return conn_time(argv[2], (unsigned int)atoi(argv[3]), (unsigned int)atoi(argv[4]),
 				 argv[5]);
@@ -898,6 +943,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "deaf"))
 		deaf(argv[2], atoi(argv[3]), size_arg(argv[4]));
 usage:
-	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | conntime ADDR PORT N KEYFILE|- | hold | probe | query INDEX | stall INDEX\n");
+	fprintf(stderr, "usage: xfer_helper serve ADDR PORT SIZE [N] | blast ADDR PORT SIZE | write ADDR PORT SIZE | idle ADDR PORT | park ADDR PORT BACKLOG | deaf ADDR PORT SIZE | conns ADDR PORT N | relisten ADDR SECS | stuck ADDR PORT | knock ADDR PORT N | slotwait ADDR PORT LEN | conntime ADDR PORT N KEYFILE|- | keywatch ADDR PORT KEYFILE SECS | hold | probe | query INDEX | stall INDEX\n");
 	return 2;
 }

@@ -3904,16 +3904,10 @@ static void select_tests(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct rdmaxfer_info info;
-	int fd, r;
+	int fd;
 
 	select_tests(argc, argv);
-	r = test_env_try();
-	if (r) {
-		ksft_print_header();
-		if (r == -2)
-			ksft_exit_fail_msg("%s\n", test_env()->why);
-		ksft_exit_skip("no RDMA device to test on: %s\n", test_env()->why);
-	}
+	TEST_ENV_OR_EXIT();
 	test_addr4 = test_env()->addr;
 	test_addr6 = test_env()->addr6;
 
