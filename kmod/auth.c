@@ -285,7 +285,7 @@ int rdmaxfer_auth_client_start(struct rdmaxfer_conn *conn, struct key *key)
 {
 	struct rdmaxfer_auth *a;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = kzalloc_obj(*a, GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
 	get_random_bytes(a->a_in.nonce[0], RDMAXFER_NONCE_LEN);
@@ -365,7 +365,7 @@ int rdmaxfer_auth_reply(struct rdmaxfer_conn *conn, struct key *key, const void 
 	int ret;
 
 	*reason = RDMAXFER_REJECT_RESOURCES;
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = kzalloc_obj(*a, GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
 	conn->c_auth = a;
