@@ -80,6 +80,7 @@ static void rdmaxfer_file_free(struct kref *ref)
 	xa_destroy(&rf->rf_objs);
 	mem_cgroup_put(rf->rf_memcg);
 	put_net(rf->rf_net);
+	rdmaxfer_user_put(rf->rf_user);
 	kfree(rf);
 }
 
@@ -577,6 +578,11 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 	rf = kzalloc_obj(*rf, GFP_KERNEL_ACCOUNT);
 	if (!rf)
 		return -ENOMEM;
+	rf->rf_user = rdmaxfer_user_get();
+	if (IS_ERR(rf->rf_user)) {
+		kfree(rf);
+		return -ENOMEM;
+	}
 	rf->rf_net = get_net(current->nsproxy->net_ns);
 	rf->rf_memcg = get_mem_cgroup_from_mm(current->mm);
 	kref_init(&rf->rf_ref);

@@ -306,17 +306,21 @@ MODULE_PARM_DESC(max_conns_per_file,
  *
  * max_conns_per_file bounds what a file's connections cost in the
  * provider's queues (memory no memory cgroup is charged for: rxe vmallocs
- * its queues).  A file's connections are those CONNECT made and those
- * ACCEPT handed out; a listener's not handed out yet are bounded by its
- * backlog instead (listen.c), so that peers cannot use up the file's
+ * its queues), and max_conns_per_user what all the files of its opener's
+ * user cost (user.c).  A file's connections are those CONNECT made and
+ * those ACCEPT handed out; a listener's not handed out yet are bounded by
+ * its backlog instead (listen.c), so that peers cannot use up the file's
  * count.
  *
- * Return: true, or false if the file has max_conns_per_file already.
+ * Return: true, or false if the file has max_conns_per_file already or its
+ * user max_conns_per_user.
  */
 bool rdmaxfer_conns_get(struct rdmaxfer_file *rf)
 {
-	if (atomic_inc_return(&rf->rf_nconns) <= READ_ONCE(max_conns_per_file))
-		return true;
+	if (atomic_inc_return(&rf->rf_nconns) <= READ_ONCE(max_conns_per_file)) {
+		if (rdmaxfer_user_conns_get(rf->rf_user))
+			return true;
+	}
 	atomic_dec(&rf->rf_nconns);
 	return false;
 }
@@ -324,6 +328,7 @@ bool rdmaxfer_conns_get(struct rdmaxfer_file *rf)
 /* Give back what rdmaxfer_conns_get() counted. */
 void rdmaxfer_conns_put(struct rdmaxfer_file *rf)
 {
+	rdmaxfer_user_conns_put(rf->rf_user);
 	atomic_dec(&rf->rf_nconns);
 }
 
@@ -511,6 +516,8 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return ret;
 	/* the READ probe (keepalive.c): one rdma_rw context more, and its WRs */
 	probe_ctxs = conn->c_probe ? 1 : 0;
+	BUILD_BUG_ON(RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE + 3 * (RDMAXFER_RW_CTXS + 1) >
+		     RDMAXFER_SQ_BOUND);
 	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE +
 			   3 * (RDMAXFER_RW_CTXS + probe_ctxs);
 	/* see "Queue pair" above for the two poll contexts */
@@ -538,7 +545,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	attr.port_num = conn->c_port;
 	attr.cap.max_send_wr = min_t(u32, RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE, ib->attrs.max_qp_wr);
 	attr.cap.max_recv_wr = RDMAXFER_RQ_SIZE;
-	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, 32);
+	attr.cap.max_send_sge = min(ib->attrs.max_send_sge, RDMAXFER_SEND_SGES);
 	attr.cap.max_recv_sge = min_t(u32, ib->attrs.max_recv_sge, RDMAXFER_MAX_MSG_SGES + hdr);
 	attr.cap.max_rdma_ctxs = RDMAXFER_RW_CTXS + probe_ctxs;
 	ret = rdmaxfer_cm_fault() ? -ENOMEM : rdma_create_qp(id, conn->c_pd, &attr);

@@ -39,7 +39,9 @@
  *
  * Leaves, never held together and never held while taking another lock:
  * c_lock (but under rd_lock in rdmaxfer_device_attach()), l_lock (listener
- * queues), rf_ev_lock (bottom halves off: the file's events).  A key's
+ * queues), rf_ev_lock (bottom halves off: the file's events),
+ * rdmaxfer_users_lock (mutex: the per-user counts, user.c; taken at open
+ * and where a file's last reference goes).  A key's
  * semaphore (key->sem, for reading: auth.c) is taken under a cm_id's
  * handler lock or in LISTEN/CONNECT, with none of ours held.
  *
@@ -92,8 +94,17 @@ struct key;
 #define RDMAXFER_SIGNAL_EVERY	16	/* pieces per chain: one doorbell, one CQE */
 #define RDMAXFER_SIGNAL_BYTES	SZ_1M	/* and a CQE at least every 1 MiB of a chain */
 #define RDMAXFER_IWARP_READ_PAGES 64	/* pages of an iWARP READ (keepalive.c) */
-#define RDMAXFER_SQ_WRS		2048	/* our send WRs, besides rdma_rw's own */
+#define RDMAXFER_SQ_WRS		1536	/* our send WRs, besides rdma_rw's own */
 #define RDMAXFER_SQ_SPARE	2	/* send WRs for the drain and the keepalive */
+#define RDMAXFER_SEND_SGES	16	/* SGEs of a send WR (a WRITE's pages) */
+/*
+ * What a send queue may grow to with rdma_rw's WRs (at most 3 a context:
+ * REG_MR, the transfer, LOCAL_INV) and the keepalive's context.  Providers
+ * give a queue a power of two of slots, often one more than asked (rxe:
+ * 2048 slots of 512 bytes at 16 SGEs; 4096 of 1 KiB at 2048 WRs and 32
+ * SGEs), so stay under it: queue memory is what a peer's connection costs.
+ */
+#define RDMAXFER_SQ_BOUND	2047
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
 #define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per window segment, at most */
 #define RDMAXFER_MAX_WIN_SEGS	((RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr) - \
@@ -243,6 +254,8 @@ struct rdmaxfer_stats_k {
 	atomic64_t	c[RDMAXFER_NR_COUNTERS];
 };
 
+struct rdmaxfer_user;
+
 /**
  * struct rdmaxfer_file - per-open-file context of /dev/rdmaxfer
  * @rf_ref: the open file holds one reference and every object one: work
@@ -276,6 +289,7 @@ struct rdmaxfer_stats_k {
  *	any number of MRs and DMA mappings that nothing charges)
  * @rf_nconns: connections of this file, made or accepted, at most
  *	max_conns_per_file (conn.c)
+ * @rf_user: the opener's count of connections over all its files (user.c)
  * @rf_stats: this file's counters
  * @rf_trace_id: the file's number in tracepoints (trace.h), set at open
  */
@@ -301,6 +315,7 @@ struct rdmaxfer_file {
 	atomic64_t		rf_pinned;
 	atomic_t		rf_nmrs;
 	atomic_t		rf_nconns;
+	struct rdmaxfer_user	*rf_user;
 	struct rdmaxfer_stats_k	rf_stats;
 	u32			rf_trace_id;
 };
@@ -1116,9 +1131,15 @@ void rdmaxfer_probe_free(struct rdmaxfer_conn *conn);
 void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn);
 int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
 
-/* conn.c: a file's count of connections */
+/* conn.c: a file's count of connections (and its user's) */
 bool rdmaxfer_conns_get(struct rdmaxfer_file *rf);
 void rdmaxfer_conns_put(struct rdmaxfer_file *rf);
+
+/* user.c */
+struct rdmaxfer_user *rdmaxfer_user_get(void);
+void rdmaxfer_user_put(struct rdmaxfer_user *u);
+bool rdmaxfer_user_conns_get(struct rdmaxfer_user *u);
+void rdmaxfer_user_conns_put(struct rdmaxfer_user *u);
 
 /* auth.c */
 int rdmaxfer_allow_copy(struct rdmaxfer_listener *l, u64 uptr, u32 count);

@@ -33,6 +33,7 @@
 
 #define TMO (10 * SEC)
 #define MAX_CONNS_PARAM	"/sys/module/rdmaxfer/parameters/max_conns_per_file"
+#define USER_CONNS_PARAM "/sys/module/rdmaxfer/parameters/max_conns_per_user"
 
 static const char *test_addr4;
 
@@ -113,11 +114,14 @@ FIXTURE_SETUP(auth)
 }
 
 static long saved_max_conns = -1;	/* max_conns_per_file, while a test changed it */
+static long saved_user_conns = -1;	/* max_conns_per_user, likewise */
 
 FIXTURE_TEARDOWN(auth)
 {
 	if (saved_max_conns > 0)
 		sysfs_write(MAX_CONNS_PARAM, saved_max_conns);
+	if (saved_user_conns > 0)
+		sysfs_write(USER_CONNS_PARAM, saved_user_conns);
 	close(self->cli);
 	close(self->srv);
 }
@@ -430,6 +434,46 @@ TEST_F(auth, max_conns_per_file)
 	EXPECT_EQ(EMFILE, rdx_accept(self->srv, self->lid, 0, &sconn, NULL));
 	sysfs_write(MAX_CONNS_PARAM, saved_max_conns);
 	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, TMO, &sconn, NULL));
+	close(other);
+}
+
+/*
+ * max_conns_per_user bounds the connections of all the files one user
+ * opened (every file of this test is root's): past it CONNECT is EMFILE in
+ * any of them and ACCEPT leaves the connection queued; a connection that
+ * goes gives its count back.
+ */
+TEST_F(auth, max_conns_per_user)
+{
+	__u32 c[3], s0, s1, reason;
+	int other = open(DEVPATH, O_RDWR | O_CLOEXEC), ret;
+	int64_t end;
+
+	ASSERT_LE(0, other);
+	saved_user_conns = sysfs_read(USER_CONNS_PARAM);
+	ASSERT_LT(0, saved_user_conns) TH_LOG("no %s", USER_CONNS_PARAM);
+	/* this test's own connections only: others of root's would count too */
+	sysfs_write(USER_CONNS_PARAM, 3);
+	ASSERT_EQ(3, sysfs_read(USER_CONNS_PARAM));
+	ASSERT_EQ(0, auth_listen(self, 0, NULL, 0));
+	EXPECT_EQ(0, auth_connect(self, 0, &c[0], &reason));
+	EXPECT_EQ(0, auth_connect(self, 0, &c[1], &reason));
+	EXPECT_EQ(0, rdx_accept(self->srv, self->lid, TMO, &s0, NULL));
+	/* three: another file of the same user cannot connect, nor ACCEPT take more */
+	EXPECT_EQ(EMFILE, rdx_connect(other, rdx_addr(test_addr4, self->port), TMO, &c[2],
+				      &reason));
+	EXPECT_EQ(EMFILE, rdx_accept(self->srv, self->lid, 0, &s1, NULL));
+	/* one goes (both its ends: the client's CLOSE, then the server's teardown) */
+	EXPECT_EQ(0, rdx_close(self->cli, c[0]));
+	end = now_ns() + TMO;
+	do {
+		ret = rdx_accept(self->srv, self->lid, 0, &s1, NULL);
+		if (ret == EMFILE)
+			usleep(10000);
+	} while (ret == EMFILE && now_ns() < end);
+	EXPECT_EQ(0, ret) TH_LOG("ACCEPT after a CLOSE: %s", strerror(ret));
+	sysfs_write(USER_CONNS_PARAM, saved_user_conns);
+	EXPECT_EQ(0, rdx_connect(other, rdx_addr(test_addr4, self->port), TMO, &c[2], &reason));
 	close(other);
 }
 
