@@ -299,17 +299,16 @@ int rdmaxfer_auth_client_start(struct rdmaxfer_conn *conn, struct key *key)
 /**
  * rdmaxfer_auth_request - our connect request's private data, with a key
  * @conn: the client connection (c_auth set)
- * @hello: our hello, built
- * @req: out, the request's private data
+ * @req: the request's private data, its hello (@req->x) built: the
+ *	hello's AUTH bit and our nonce are added, and the hello is kept for
+ *	the proofs
  *
  * Return: its length, RDMAXFER_CM_AUTH_REQ_LEN.
  */
-u8 rdmaxfer_auth_request(struct rdmaxfer_conn *conn, const struct rdmaxfer_cm_hello_ext *hello,
-			 struct rdmaxfer_cm_auth *req)
+u8 rdmaxfer_auth_request(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_auth *req)
 {
 	struct rdmaxfer_auth *a = conn->c_auth;
 
-	req->x = *hello;
 	req->x.features |= cpu_to_be32(RDMAXFER_HELLO_AUTH);
 	a->a_in.hello[0] = req->x;
 	memcpy(req->nonce, a->a_in.nonce[0], RDMAXFER_NONCE_LEN);

@@ -298,7 +298,7 @@ static int rdmaxfer_cm_connect_routed(struct rdmaxfer_conn *conn)
 			rdmaxfer_conn_params(conn, &param, &req.x);
 			if (conn->c_auth) {	/* with our nonce */
 				param.private_data = &req;
-				param.private_data_len = rdmaxfer_auth_request(conn, &req.x, &req);
+				param.private_data_len = rdmaxfer_auth_request(conn, &req);
 			}
 			ret = rdmaxfer_cm_fault() ? -ENOMEM :
 			      rdma_connect_locked(conn->c_id, &param);

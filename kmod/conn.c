@@ -337,8 +337,9 @@ void rdmaxfer_conns_put(struct rdmaxfer_file *rf)
  * @conn: the connection: never set up, or released
  *
  * The error paths of its creation, before the first reference was handed
- * out, call it after rdmaxfer_obj_fini(); rdmaxfer_conn_release() at the
- * end of its life.
+ * out, call it after rdmaxfer_obj_fini(): only CONNECT's set @conn's
+ * c_counted, and the file stays alive across (the ioctl's caller holds
+ * it); rdmaxfer_conn_release() at the end of its life.
  */
 void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
 {

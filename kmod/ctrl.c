@@ -1349,7 +1349,7 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 	conn->c_rx_ctrl_posted--;
 	conn->c_rx_done++;
 	if (wc->status == IB_WC_SUCCESS && !conn->c_peer_spoke) {
-		conn->c_peer_spoke = true;
+		WRITE_ONCE(conn->c_peer_spoke, true);	/* read by the eviction (listen.c) */
 		/* with a key, its proof hands the connection out (auth.c) */
 		if (!conn->c_auth_wait) {
 			first = conn->c_await_first;

@@ -1146,8 +1146,7 @@ int rdmaxfer_allow_copy(struct rdmaxfer_listener *l, u64 uptr, u32 count);
 bool rdmaxfer_allowed(const struct rdmaxfer_listener *l, const struct sockaddr *peer);
 int rdmaxfer_key_get(s32 serial, struct key **keyp);
 int rdmaxfer_auth_client_start(struct rdmaxfer_conn *conn, struct key *key);
-u8 rdmaxfer_auth_request(struct rdmaxfer_conn *conn, const struct rdmaxfer_cm_hello_ext *hello,
-			 struct rdmaxfer_cm_auth *req);
+u8 rdmaxfer_auth_request(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_auth *req);
 int rdmaxfer_auth_admit(struct rdmaxfer_listener *l, const void *data, u32 len, u32 *reason);
 int rdmaxfer_auth_reply(struct rdmaxfer_conn *conn, struct key *key, const void *data,
 			struct rdmaxfer_cm_auth *rep, u32 *reason);
