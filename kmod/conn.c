@@ -7,7 +7,7 @@
  * cm.c speaks rdma_cm and serves the connection ioctls; it calls this file
  * to set a connection up (rdmaxfer_conn_setup()) and take it down
  * (rdmaxfer_conn_teardown()).  ctrl.c is the control channel on the QP
- * made here; xfer.c and mem.c post operations and registrations on it,
+ * made here; xfer.c, window.c and lmr.c post operations and registrations on it,
  * within the budget kept here.
  *
  * Queue pair.  Both CQs come from the device's CQ pool and poll in softirq

@@ -6,8 +6,10 @@
  * main.c loads and unloads it; chardev.c owns /dev/rdmaxfer (per-file
  * context, ids, the ioctl table, GET_INFO, STATS) and event.c a file's
  * event queue (REAP); cm.c speaks rdma_cm (CONNECT, CLOSE, QUERY_CONN) and
- * listen.c is the listener (LISTEN, ACCEPT); mem.c registers buffers and
- * windows, xfer.c issues operations and completes them; below them ctrl.c is the control channel
+ * listen.c is the listener (LISTEN, ACCEPT); buf.c pins buffers, window.c
+ * exposes them as windows, lmr.c registers them locally for SENDs and
+ * slots, peer_win.c keeps the peer's windows; xfer.c issues operations and
+ * completes them; below them ctrl.c is the control channel
  * (credits, the peer's messages, RECV), conn.c a connection's queue pair
  * (setup, fail, stop and destroy), sq.c its send queue's room and owed
  * completions and keepalive.c its probes (dead peers); device.c follows RDMA
@@ -33,6 +35,11 @@
  *       > rf_lock (mutex, per file: id table changes; also taken under
  *         c_teardown_lock directly, when teardown releases windows and ids)
  *         > the xarray lock of rf_objs (lookups take it alone)
+ *       > c_lmr_lock (mutex, per connection: its local registrations,
+ *         lmr.c; held across a registration, which waits for the REG_MR's
+ *         completion, so never under rf_lock; also taken under
+ *         c_teardown_lock directly, and alone by DEREG_BUF)
+ *         > c_lock
  *     > c_peer_win_lock (mutex: the peer's windows; SUBMIT takes it alone)
  *     > rd_lock (mutex, per device: its connection list)
  *       > c_lock (spinlock, bottom halves off: state, credits, room, lists)
@@ -339,7 +346,7 @@ static inline void rdmaxfer_count(struct rdmaxfer_file *rf, unsigned int counter
  * @b_access: RDMAXFER_BUF_*
  * @b_pages: the pinned pages
  * @b_npages: number of @b_pages
- * @b_nlmrs: connections that keep a local registration of it (mem.c,
+ * @b_nlmrs: connections that keep a local registration of it (lmr.c,
  *	rdmaxfer_lmr_get()), each holding a reference
  */
 struct rdmaxfer_buf {
@@ -673,7 +680,7 @@ struct rdmaxfer_probe {
  *	set before the QP exists
  * @c_recvs: receive buffers
  * @c_sends: send buffers
- * @c_lmrs: local registrations of buffers on this connection (mem.c)
+ * @c_lmrs: local registrations of buffers on this connection (lmr.c)
  * @c_lmr_lock: protects @c_lmrs
  * @c_peer_features: RDMAXFER_HELLO_* of the peer
  * @c_slot_hdr: user messages and slots carry a header entry (both hellos
@@ -1168,25 +1175,37 @@ void rdmaxfer_sq_paid(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe, u32 
 void rdmaxfer_sq_flush_owed(struct rdmaxfer_conn *conn);
 bool rdmaxfer_sq_idle(struct rdmaxfer_conn *conn);
 
-/* mem.c */
+/* buf.c */
 int rdmaxfer_ioctl_reg_buf(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_ioctl_dereg_buf(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_buf_release(struct rdmaxfer_buf *buf);
+
+/* window.c */
 int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg);
+struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
+					       struct rdmaxfer_conn *conn,
+					       struct rdmaxfer_buf *buf,
+					       const struct rdmaxfer_expose *cmd);
 void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn);
 void rdmaxfer_window_release(struct rdmaxfer_window *win);
-int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
-int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id);
-void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 u32 rdmaxfer_seg_pages(struct ib_device *ib);
+
+/* lmr.c */
 bool rdmaxfer_lmr_one_mr(struct ib_device *ib);
+u32 rdmaxfer_lmr_stride(struct ib_device *ib);
 u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn);
 struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf);
 u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
 		      u64 len);
 void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len);
+void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf);
 void rdmaxfer_lmr_release_all(struct rdmaxfer_conn *conn);
+
+/* peer_win.c */
+int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len);
+int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id);
+void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 
 /* xfer.c */
 int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg);

@@ -13,7 +13,7 @@
  *
  * WRITE and READ go through the kernel's rdma_rw API.  An operation is
  * split into pieces at the peer's segment boundaries (one MR each, see
- * mem.c) and at the largest message both ports accept; each piece is one
+ * window.c) and at the largest message both ports accept; each piece is one
  * rdma_rw context over the pages of its slice of the buffer.  The operation
  * completes when all its pieces have.
  *
@@ -46,7 +46,7 @@
  * well.  SEND copies the bytes into a control buffer (so the peer needs no
  * posted user buffer and can never hit RNR) until the peer posts receive
  * slots; then it goes zero-copy, a SEND_WITH_IMM from the buffer's local
- * registration on the connection (mem.c) into the peer's next slot it fits
+ * registration on the connection (lmr.c) into the peer's next slot it fits
  * (ctrl.c).  RECV posts a slot, from the same registration.  Atomics use a
  * small kernel buffer for the returned value.
  *

@@ -636,7 +636,7 @@ static int undo_revoke(int err)
 
 /*
  * EXPOSE of a window on huge pages.  Such a window is registered with huge
- * FRWR pages (kmod/mem.c, "Huge-page segments"); a fault while its segments
+ * FRWR pages (kmod/window.c, "Huge-page segments"); a fault while its segments
  * are mapped does not fail EXPOSE but makes it fall back to base pages.  The
  * window here takes two huge segments; a call that absorbed a fault may have
  * either layout (read from a trace instance of our own), and its window

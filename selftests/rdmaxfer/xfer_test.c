@@ -2118,7 +2118,7 @@ TEST_F_TIMEOUT(xfer, unaligned_window_start, 90)
 
 /*
  * A window that starts on a huge page is registered with huge FRWR pages
- * (mem.c, "Huge-page segments"): 16 MiB segments of 8 huge pages instead
+ * (window.c, "Huge-page segments"): 16 MiB segments of 8 huge pages instead
  * of one per 511 base pages on Soft-RoCE; a device without 2 MiB pages in
  * its page_size_cap (siw) keeps base pages.  The data lands right across
  * huge pages and segments, and a window elsewhere keeps base pages.  The

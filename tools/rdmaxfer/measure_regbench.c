@@ -534,7 +534,7 @@ static bool size_skip(const struct regbench *rb, uint64_t size, char *why, size_
  * An anonymous mapping of @size bytes starting on a 2 MiB boundary, as a
  * program that wants transparent huge pages lays out its buffers (a
  * mapping that does not start on one gets huge pages only inside, and
- * rdmaxfer registers huge pages only from a window's start: mem.c).
+ * rdmaxfer registers huge pages only from a window's start: window.c).
  */
 static char *map_buffer(uint64_t size)
 {
