@@ -10,7 +10,11 @@
 # (Kbuild, kmod/, uapi/, tools/rdmaxfer/, tools/lib/rdmaxfer/,
 # Documentation/man/) are copied into OUTDIR/rdmaxfer-<version>/ next to
 # tools/packaging/debian/, the changelog is written for the version in
-# kmod/rdmaxfer.h, and dpkg-buildpackage builds the binary packages there:
+# kmod/rdmaxfer.h, the upstream tarball made from the copy
+# (OUTDIR/rdmaxfer_<version>.orig.tar.xz: the source format is 3.0 (quilt),
+# as a <version>-1 needs), and dpkg-buildpackage builds the source package
+# and the binary packages there:
+#   OUTDIR/rdmaxfer_<version>-1.dsc, .debian.tar.xz,
 #   OUTDIR/rdmaxfer-dkms_<version>-1_all.deb, OUTDIR/rdmaxfer_<version>-1_<arch>.deb
 # Missing build dependencies are installed when run as root.
 set -euo pipefail
@@ -50,7 +54,7 @@ cli=$(version_of "$TOP/tools/rdmaxfer/rdmaxfer.h" CLI_VERSION)
 ensure_deps
 
 src=$OUT/rdmaxfer-$ver
-rm -rf "$src" "$OUT"/rdmaxfer*_"$ver"-*
+rm -rf "$src" "$OUT"/rdmaxfer*_"$ver"-* "$OUT"/rdmaxfer_"$ver".orig.tar.*
 mkdir -p "$src/kmod" "$src/uapi/linux" "$src/tools/rdmaxfer" "$src/tools/lib/rdmaxfer" \
 	"$src/Documentation/man"
 cp "$TOP/Kbuild" "$TOP/Makefile" "$src/"
@@ -60,6 +64,10 @@ cp "$TOP/uapi/linux/rdmaxfer.h" "$src/uapi/linux/"
 cp "$TOP"/tools/rdmaxfer/Makefile "$TOP"/tools/rdmaxfer/*.[ch] "$src/tools/rdmaxfer/"
 cp "$TOP"/tools/lib/rdmaxfer/*.[ch] "$src/tools/lib/rdmaxfer/"
 cp "$TOP"/Documentation/man/rdmaxfer.[48] "$src/Documentation/man/"
+# the upstream part, before debian/ joins it; reproducible from the tree
+tar -C "$OUT" --sort=name --owner=0 --group=0 --numeric-owner \
+	--mtime="@$(git -C "$TOP" log -1 --format=%ct 2>/dev/null || echo 0)" \
+	-cJf "$OUT/rdmaxfer_$ver.orig.tar.xz" "rdmaxfer-$ver"
 cp -r "$PKG_DIR/debian" "$src/debian"
 cp "$PKG_DIR/dkms.conf" "$src/debian/rdmaxfer-dkms.dkms"
 cp "$PKG_DIR/60-rdmaxfer.rules" "$src/debian/rdmaxfer.udev"
@@ -73,6 +81,6 @@ rdmaxfer ($ver-1) unstable; urgency=medium
  -- The rdmaxfer developers <rdmaxfer@example.org>  $date
 EOT
 say "building rdmaxfer $ver in $src"
-(cd "$src" && dpkg-buildpackage -us -uc -b) >"$OUT/build.log" 2>&1 ||
+(cd "$src" && dpkg-buildpackage -us -uc) >"$OUT/build.log" 2>&1 ||
 	{ tail -n 30 "$OUT/build.log" >&2; die "dpkg-buildpackage failed (log: $OUT/build.log)"; }
-ls "$OUT"/rdmaxfer-dkms_"$ver"-1_all.deb "$OUT"/rdmaxfer_"$ver"-1_*.deb
+ls "$OUT"/rdmaxfer_"$ver"-1.dsc "$OUT"/rdmaxfer-dkms_"$ver"-1_all.deb "$OUT"/rdmaxfer_"$ver"-1_*.deb
