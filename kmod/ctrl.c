@@ -14,30 +14,20 @@
  * See proto.h for the credit rules.
  *
  * Receive slots.  With a peer that speaks them, our user may post slots in
- * its own buffers (RDMAXFER_OP_RECV, rdmaxfer_slot_post()); they join the
- * control buffers on the receive queue.  Every entry we post gets the next
- * number (c_rx_seq) and its kind and capacity are remembered (c_rx_caps)
- * until they are announced, in order: hdr.credits of any message announces
- * the leading control buffers, a CREDIT message runs of anything after.
- * The peer mirrors what it was announced (c_tx_caps) and puts each message
- * in an entry it fits, posting skips (empty SENDs) for the entries it must
+ * its own buffers (RDMAXFER_OP_RECV, slot.c); they join the control
+ * buffers on the receive queue.  Every entry we post gets the next number
+ * (c_rx_seq) and its kind and capacity are remembered (c_rx_caps) until
+ * they are announced, in order: hdr.credits of any message announces the
+ * leading control buffers, a CREDIT message runs of anything after.  The
+ * peer mirrors what it was announced (c_tx_caps) and puts each message in
+ * an entry it fits, posting skips (empty SENDs) for the entries it must
  * pass over (rdmaxfer_tx_place(), under c_lock with the post, so messages
  * take the entries in the order the mirror says).  A message that comes in
- * a control buffer is handled as before; in a slot: a SEND with immediate
- * is the user's message and completes the slot; a control message is
- * copied out of the slot and handled, and the slot goes back on the queue,
- * as it does after a skip.  A control buffer taken by a skip is reposted
+ * a slot is slot.c's.  A control buffer taken by a skip is reposted
  * only while fewer than RDMAXFER_MIN_CTRL_RECVS are posted, so that once
  * the user posts slots the peer's SENDs rarely pass over one.  A message
  * that holds its credit keeps its entry off the queue (c_held_recvs,
  * c_held_slots) until the user takes what it brought (rdmaxfer_conn_grant()).
- *
- * Echo slots (krping's idea, for two-sided ping-pong): a user message in
- * one is sent straight back from the slot by the receive handler
- * (c_echo_wait keeps the order while credits or a fitting slot of the peer
- * are missing, rdmaxfer_echo_kick() posts them when those come), and the
- * slot goes back on the queue when that SEND completes, so a ping costs
- * the echoing host no system call and no wake-up.
  *
  * Every received message is validated in rdmaxfer_handle_msg() (type,
  * length, credits, every field; overflow-checked); a bad one drops the
@@ -655,181 +645,6 @@ static int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 	return ret;
 }
 
-static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *wc);
-
-/**
- * rdmaxfer_slot_post - put a slot on the receive queue
- * @conn: the connection
- * @req: a RECV request, its SGEs set
- * @user: the user posts it (else it goes back after a control message or
- *	a skip took it): it counts for telling the peer soon
- *
- * Context: any context that may take a spinlock.
- * Return: 0, -ENOTCONN, -ENOSPC (RDMAXFER_MAX_SLOTS posted), or the error
- * of ib_post_recv().
- */
-int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user)
-{
-	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_event.ev.bytes + hdr;
-	struct ib_recv_wr wr = {
-		.wr_cqe = &req->r_cqe.cqe,
-		.sg_list = req->r_sge + !hdr,
-		.num_sge = req->r_nsge + !!hdr,
-	};
-	int ret = -ENOTCONN;
-
-	req->r_cqe.cqe.done = rdmaxfer_slot_done;
-	spin_lock_bh(&conn->c_lock);
-	if (hdr)
-		rdmaxfer_hdr_rx_post(conn, req);
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
-		ret = conn->c_rx_slots < RDMAXFER_MAX_SLOTS ? ib_post_recv(conn->c_qp, &wr, NULL) :
-		      -ENOSPC;
-	if (!ret) {
-		conn->c_rx_caps[conn->c_rx_seq++ % RDMAXFER_RQ_RING] = len | RDMAXFER_RUN_SLOT;
-		conn->c_rx_slots++;
-		conn->c_slot_mode = true;
-		if (user)
-			conn->c_rx_user_slots++;
-	}
-	spin_unlock_bh(&conn->c_lock);
-	return ret;
-}
-
-static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc);
-
-/*
- * Post the echo of an echo slot: its message back to the peer, from the
- * slot, into a slot of the peer it fits (with skips before it, as for any
- * SEND).  c_lock held.  -EAGAIN: not now (credits, a fitting slot, a WR).
- */
-static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req)
-{
-	struct ib_sge sge[1 + RDMAXFER_MAX_MSG_SGES];
-	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_echo_len + hdr;
-	struct ib_send_wr wr = {
-		.wr_cqe = &req->r_cqe.cqe,
-		.sg_list = sge + !hdr,
-		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
-		.send_flags = IB_SEND_SIGNALED,
-		.ex.imm_data = hdr ? 0 : cpu_to_be32(req->r_echo_imm),
-	};
-	u32 left = req->r_echo_len, i;
-	int ret;
-
-	lockdep_assert_held(&conn->c_lock);
-	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
-		return -ENOTCONN;
-	if (!conn->c_wr_free)
-		return -EAGAIN;
-	if (conn->c_credits < 2) {
-		rdmaxfer_tx_want(conn, len, true);
-		return -EAGAIN;
-	}
-	for (i = 0; i < req->r_nsge && left; i++) {
-		sge[1 + i] = req->r_sge[1 + i];
-		sge[1 + i].length = min(sge[1 + i].length, left);
-		left -= sge[1 + i].length;
-	}
-	wr.num_sge = i + !!hdr;
-	/* claim the credit and the WR of the echo itself, then skip */
-	conn->c_credits--;
-	conn->c_wr_free--;
-	ret = rdmaxfer_tx_place(conn, len, true);
-	if (!ret) {
-		if (hdr)
-			rdmaxfer_hdr_tx(conn, &sge[0], req->r_echo_imm);
-		req->r_cqe.cqe.done = rdmaxfer_echo_done;
-		ret = ib_post_send(conn->c_qp, &wr, NULL);
-	}
-	if (!ret) {
-		rdmaxfer_sq_owe(conn, &req->r_cqe);
-		conn->c_tx_seq++;
-		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_ECHO, RDMAXFER_MSG_USER, len);
-	} else {
-		conn->c_credits++;
-		conn->c_wr_free++;
-	}
-	return ret;
-}
-
-/**
- * rdmaxfer_echo_kick - post the echoes that wait, in the order they came
- * @conn: the connection
- *
- * Called when what an echo may wait for arrives: credits (a CREDIT
- * message), send-queue room, the previous echo's completion.
- *
- * Context: any context that may take a spinlock.
- */
-void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
-{
-	struct rdmaxfer_req *req;
-	int ret = 0;
-
-	if (list_empty(&conn->c_echo_wait))
-		return;
-	spin_lock_bh(&conn->c_lock);
-	while ((req = list_first_entry_or_null(&conn->c_echo_wait, struct rdmaxfer_req,
-					       r_held_entry))) {
-		ret = rdmaxfer_echo_post(conn, req);
-		if (ret)
-			break;
-		list_del_init(&req->r_held_entry);
-	}
-	spin_unlock_bh(&conn->c_lock);
-	/* what stays is completed by the teardown (rdmaxfer_held_slots_flush()) */
-	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
-		rdmaxfer_maybe_send_credits(conn);
-	else if (ret && ret != -EAGAIN && ret != -ENOTCONN)
-		rdmaxfer_conn_fail(conn, -EIO);
-}
-
-/*
- * The echo of an echo slot is done: the slot goes back on the queue for
- * the next message.  Context: send CQ completion handler (softirq).
- */
-static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
-	struct rdmaxfer_conn *conn = req->r_conn;
-
-	rdmaxfer_conn_wc_failed(conn, wc);
-	rdmaxfer_sq_paid(conn, &req->r_cqe, 1);
-	if (wc->status != IB_WC_SUCCESS)
-		rdmaxfer_req_wc(req, wc->status);
-	else if (rdmaxfer_slot_post(conn, req, false))
-		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
-	else
-		rdmaxfer_maybe_send_credits(conn);
-}
-
-/**
- * rdmaxfer_held_slots_flush - complete the slots a held message keeps
- * @conn: the connection, drained: nothing will give them back any more
- *
- * And the echo slots whose echo never went out.
- *
- * Context: process context, teardown.
- */
-void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn)
-{
-	struct rdmaxfer_req *req, *tmp;
-	LIST_HEAD(held);
-
-	lockdep_assert_held(&conn->c_teardown_lock);
-	spin_lock_bh(&conn->c_lock);
-	list_splice_init(&conn->c_held_slots, &held);
-	list_splice_tail_init(&conn->c_echo_wait, &held);
-	INIT_LIST_HEAD(&conn->c_held_recvs);
-	INIT_LIST_HEAD(&conn->c_spare_recvs);
-	spin_unlock_bh(&conn->c_lock);
-	list_for_each_entry_safe(req, tmp, &held, r_held_entry) {
-		list_del_init(&req->r_held_entry);
-		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
-	}
-}
-
 /* Find our window @id exposed on this connection and check a range in it. */
 static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off, u64 len)
 {
@@ -850,13 +665,6 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 	spin_unlock_bh(&conn->c_lock);
 	return ret;
 }
-
-/*
- * rdmaxfer_handle_msg(): repost the buffer but keep the credit; it goes back
- * when the user has taken what the message brought (REAP of its event, RECV
- * of its data).
- */
-#define RDMAXFER_HOLD_CREDIT	1
 
 /*
  * The peer announced @n more receive entries of capacity @cap (with
@@ -1036,7 +844,7 @@ static int rdmaxfer_handle_write_done(struct rdmaxfer_conn *conn, const void *p,
  * Return: 0 (the credit goes back with the buffer), RDMAXFER_HOLD_CREDIT,
  * or an error, which drops the connection.
  */
-static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 len)
+int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 len)
 {
 	const struct rdmaxfer_msg_hdr *hdr = buf;
 	const void *p = hdr + 1;
@@ -1095,7 +903,7 @@ static int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 
 }
 
 /* A message broke the protocol, or could not be handled: drop the connection. */
-static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
+void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 {
 	if (ret == -EPROTO)
 		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_PROTOCOL_ERRORS, 1);
@@ -1106,7 +914,7 @@ static void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret)
 }
 
 /* Handle a control message with the file's memory cgroup charged. */
-static int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len)
+int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len)
 {
 	struct mem_cgroup *old;
 	int ret;
@@ -1175,94 +983,6 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 		rdmaxfer_maybe_send_credits(conn);
 }
 
-/*
- * A control message arrived in a slot: copy it out of the user's pages
- * (which the user may be changing) before anything of it is read.
- */
-static int rdmaxfer_slot_msg(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, u32 len)
-{
-	void *msg;
-	int ret;
-
-	if (len > RDMAXFER_CTRL_SIZE)
-		return -EPROTO;
-	msg = kmalloc(len, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	rdmaxfer_slot_copy(conn, req, msg, len);
-	ret = rdmaxfer_handle_msg_charged(conn, msg, len);
-	kfree(msg);
-	return ret;
-}
-
-/*
- * Completion of a slot: the user's message (a SEND with immediate)
- * completes it, unless an echo slot sends it back or a sink slot drops it;
- * a control message or a skip puts it back on the queue.
- * Only a control message may sleep (it is handled by the receive work),
- * but for a flow-control message the receive CQ's handler copied (@flow).
- */
-static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
-				 const struct ib_wc *wc, const void *flow)
-{
-	int ret = 0;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		rdmaxfer_conn_wc_failed(conn, wc);
-		rdmaxfer_req_wc(req, wc->status);
-		return;
-	}
-	if (wc->wc_flags & IB_WC_WITH_IMM) {
-		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_MSGS, 1);
-		rdmaxfer_count(conn->c_obj.file, RDMAXFER_C_RECV_BYTES, wc->byte_len);
-		if (req->r_echo) {
-			/* back to the peer, in order, from the completion handlers */
-			req->r_echo_len = wc->byte_len;
-			req->r_echo_imm = be32_to_cpu(wc->ex.imm_data);
-			spin_lock_bh(&conn->c_lock);
-			list_add_tail(&req->r_held_entry, &conn->c_echo_wait);
-			spin_unlock_bh(&conn->c_lock);
-			rdmaxfer_echo_kick(conn);
-			return;
-		}
-		if (req->r_sink && be32_to_cpu(wc->ex.imm_data) == req->r_sink_imm) {
-			spin_lock_bh(&conn->c_lock);
-			conn->c_sink_msgs++;
-			conn->c_sink_bytes += wc->byte_len;
-			spin_unlock_bh(&conn->c_lock);
-			if (rdmaxfer_slot_post(conn, req, false))
-				rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
-			else
-				rdmaxfer_maybe_send_credits(conn);
-			return;
-		}
-		req->r_event.ev.bytes = wc->byte_len;
-		req->r_event.ev.imm_data = be32_to_cpu(wc->ex.imm_data);
-		rdmaxfer_req_wc(req, IB_WC_SUCCESS);
-		rdmaxfer_maybe_send_credits(conn);
-		return;
-	}
-	if (flow) {
-		ret = rdmaxfer_handle_msg(conn, flow, wc->byte_len);
-	} else if (wc->byte_len) {
-		might_sleep();
-		ret = rdmaxfer_slot_msg(conn, req, wc->byte_len);
-	}
-	if (ret == RDMAXFER_HOLD_CREDIT) {
-		spin_lock_bh(&conn->c_lock);
-		list_add_tail(&req->r_held_entry, &conn->c_held_slots);
-		spin_unlock_bh(&conn->c_lock);
-		return;
-	}
-	if (ret)
-		rdmaxfer_msg_failed(conn, ret);
-	if (ret || rdmaxfer_slot_post(conn, req, false)) {
-		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
-		return;
-	}
-	rdmaxfer_maybe_send_credits(conn);
-}
-
 /* --- the receive CQ -------------------------------------------------------- */
 
 /*
@@ -1286,14 +1006,14 @@ static void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req
  * written into a window, not into the entry.  A completion in error says
  * nothing of its opcode.
  */
-static bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted)
+bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted)
 {
 	return wc->status != IB_WC_SUCCESS ||
 	       (wc->opcode == IB_WC_RECV && wc->byte_len <= posted);
 }
 
 /* Might @wc bring a flow-control message?  Then its bytes are looked at. */
-static bool rdmaxfer_rx_small_msg(const struct ib_wc *wc)
+bool rdmaxfer_rx_small_msg(const struct ib_wc *wc)
 {
 	return wc->status == IB_WC_SUCCESS && !(wc->wc_flags & IB_WC_WITH_IMM) &&
 	       wc->byte_len >= sizeof(struct rdmaxfer_msg_hdr) &&
@@ -1301,7 +1021,7 @@ static bool rdmaxfer_rx_small_msg(const struct ib_wc *wc)
 }
 
 /* Is the message (at least a header) a flow-control one? */
-static bool rdmaxfer_msg_is_flow(const void *msg)
+bool rdmaxfer_msg_is_flow(const void *msg)
 {
 	const struct rdmaxfer_msg_hdr *hdr = msg;
 
@@ -1310,8 +1030,8 @@ static bool rdmaxfer_msg_is_flow(const void *msg)
 }
 
 /* Keep a completion for the receive work.  c_lock held. */
-static void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
-			      const struct ib_wc *wc, bool slot)
+void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
+		       const struct ib_wc *wc, bool slot)
 {
 	lockdep_assert_held(&conn->c_lock);
 	rx->rx_slot = slot;
@@ -1365,44 +1085,6 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 		queue_work(rdmaxfer_wq, &conn->c_up_work);
 	if (now)
 		rdmaxfer_recv_handle(conn, ct, wc, flow);
-}
-
-/* Context: receive CQ completion handler (softirq). */
-static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
-{
-	struct rdmaxfer_req *req = container_of(cqe->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
-	struct rdmaxfer_conn *conn = req->r_conn;
-	u64 copy[RDMAXFER_MIN_SLOT / sizeof(u64)];
-	struct ib_wc w = *cqe, *wc = &w;
-	const void *flow = NULL;
-	bool now;
-
-	/* r_event.ev.bytes: the slot's length while it is posted */
-	if (!rdmaxfer_rx_wc_valid(wc, req->r_event.ev.bytes + rdmaxfer_hdr_len(conn))) {
-		rdmaxfer_msg_failed(conn, -EPROTO);
-		wc->status = IB_WC_WR_FLUSH_ERR;
-	}
-	/* a header entry (hdr.c) says what came; a bad one drops the connection */
-	if (rdmaxfer_hdr_rx_done(conn, req, wc)) {
-		rdmaxfer_msg_failed(conn, -EPROTO);
-		wc->status = IB_WC_WR_FLUSH_ERR;
-	}
-	if (rdmaxfer_rx_small_msg(wc)) {
-		/* the user may change the slot's bytes: look at a copy only */
-		rdmaxfer_slot_copy(conn, req, copy, wc->byte_len);
-		if (rdmaxfer_msg_is_flow(copy))
-			flow = copy;
-	}
-	spin_lock_bh(&conn->c_lock);
-	conn->c_rx_slots--;
-	conn->c_rx_done++;
-	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
-				   (wc->wc_flags & IB_WC_WITH_IMM) || flow);
-	if (!now)
-		rdmaxfer_rx_defer(conn, &req->r_rx, wc, true);
-	spin_unlock_bh(&conn->c_lock);
-	if (now)
-		rdmaxfer_slot_handle(conn, req, wc, flow);
 }
 
 /**

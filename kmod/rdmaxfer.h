@@ -1083,15 +1083,33 @@ int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
-int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);
 int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
 void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data);
-void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
-void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
+/*
+ * rdmaxfer_handle_msg(): repost the buffer but keep the credit; it goes back
+ * when the user has taken what the message brought (REAP of its event, RECV
+ * of its data).
+ */
+#define RDMAXFER_HOLD_CREDIT	1
+int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 len);
+int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len);
+void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret);
+bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted);
+bool rdmaxfer_rx_small_msg(const struct ib_wc *wc);
+bool rdmaxfer_msg_is_flow(const void *msg);
+void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
+		       const struct ib_wc *wc, bool slot);
 void rdmaxfer_rx_work(struct work_struct *work);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
+
+/* slot.c */
+int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);
+void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
+			  const struct ib_wc *wc, const void *flow);
+void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
+void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
 
 /* hdr.c */
 bool rdmaxfer_port_has_imm(struct ib_device *ib, u32 port);
