@@ -4,7 +4,7 @@
  *
  * A user's SEND into one of the peer's receive slots goes zero-copy as a
  * SEND with immediate data: the opcode says "the user's message", the
- * immediate carries the user's value (ctrl.c, "Receive slots").  iWARP has
+ * immediate carries the user's value (slot.c).  iWARP has
  * no immediate data: its providers refuse IB_WR_SEND_WITH_IMM (siw with
  * EINVAL, irdma in iWARP mode as well), and the verbs leave nothing else
  * in a SEND to tell a user's message from a control message.  So on such

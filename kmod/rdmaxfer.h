@@ -10,7 +10,8 @@
  * exposes them as windows, lmr.c registers them locally for SENDs and
  * slots, peer_win.c keeps the peer's windows; xfer.c issues operations and
  * completes them; below them ctrl.c is the control channel
- * (credits, the peer's messages, RECV), conn.c a connection's queue pair
+ * (control buffers, the peer's messages, RECV), credit.c its credit
+ * ledger, slot.c the user's receive slots (echo, sink), conn.c a connection's queue pair
  * (setup, fail, stop and destroy), sq.c its send queue's room and owed
  * completions and keepalive.c its probes (dead peers); device.c follows RDMA
  * devices through an ib_client.  Only uapi/linux/rdmaxfer.h is visible to
@@ -121,7 +122,7 @@ struct key;
 #define RDMAXFER_MAX_MSGS	RDMAXFER_RECV_DEPTH	/* queued, not RECV'd */
 #define RDMAXFER_DATA_RESERVE	8	/* credits a SEND leaves for control messages */
 #define RDMAXFER_FREE_PEER_EVENTS 64	/* unreaped peer events before credits are held */
-/* Receive slots (ctrl.c, "Receive slots" in proto.h). */
+/* Receive slots (slot.c, credit.c; "Receive slots" in proto.h). */
 #define RDMAXFER_MAX_SLOTS	512	/* slots posted on one connection */
 #define RDMAXFER_MIN_SLOT	64	/* bytes: a slot holds any CREDIT message */
 #define RDMAXFER_RQ_RING	1024	/* mirror of announced entries, >= our receive queue */
@@ -1081,11 +1082,10 @@ struct rdmaxfer_ctrl *rdmaxfer_ctrl_get(struct rdmaxfer_conn *conn, long timeout
 int rdmaxfer_ctrl_send(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		       enum rdmaxfer_msg_type type, u32 length);
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
-void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
-void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
-int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
-void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data);
-void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
+int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
+			 enum rdmaxfer_msg_type type, u32 length);
+void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 /*
  * rdmaxfer_handle_msg(): repost the buffer but keep the credit; it goes back
  * when the user has taken what the message brought (REAP of its event, RECV
@@ -1103,6 +1103,17 @@ void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
 void rdmaxfer_rx_work(struct work_struct *work);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
+
+/* credit.c */
+u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
+int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
+void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data);
+void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
+void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
+void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
+int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap);
+int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen);
 
 /* slot.c */
 int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);

@@ -6,8 +6,8 @@
  * With a peer that speaks them, our user may post slots in its own buffers
  * (RDMAXFER_OP_RECV, rdmaxfer_slot_post()), from the buffer's local
  * registration on the connection (lmr.c); they join the control buffers on
- * the receive queue and are announced to the peer with them (ctrl.c,
- * "Receive slots").  A SEND with immediate that lands in a slot is the
+ * the receive queue and are announced to the peer with them
+ * (credit.c).  A SEND with immediate that lands in a slot is the
  * user's message and completes the slot; a control message that lands in
  * one is copied out of the user's pages before anything of it is read,
  * handled as if it had come in a control buffer (rdmaxfer_slot_msg()), and

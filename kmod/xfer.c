@@ -47,11 +47,11 @@
  * posted user buffer and can never hit RNR) until the peer posts receive
  * slots; then it goes zero-copy, a SEND_WITH_IMM from the buffer's local
  * registration on the connection (lmr.c) into the peer's next slot it fits
- * (ctrl.c).  RECV posts a slot, from the same registration.  Atomics use a
+ * (credit.c).  RECV posts a slot, from the same registration.  Atomics use a
  * small kernel buffer for the returned value.
  *
  * Runs.  Zero-copy SENDs are posted one by one, each placed in the peer's
- * slots under c_lock with its post (ctrl.c), so they cannot join a chain;
+ * slots under c_lock with its post (credit.c), so they cannot join a chain;
  * atomics are posted one by one too, each signaled for its result.
  * Posting from process context, with bottom halves on, lets a software
  * device process each one on its own: Soft-RoCE schedules its requester
