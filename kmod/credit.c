@@ -197,7 +197,7 @@ static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 k, u32 n)
 	return i < n || !k ? 0 : -1;
 }
 
-/* Owe the peer enough to tell it now?  See "Receive slots" above. */
+/* Owe the peer enough to tell it now?  See "Our side" above. */
 static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 {
 	u32 owed = READ_ONCE(conn->c_rx_seq) - READ_ONCE(conn->c_rx_ann);

@@ -26,7 +26,7 @@
  * during the last two intervals, fails the connection.  A completion
  * means the peer answers: the probe then waits behind data, it is not
  * lost, and the count starts again (chains of pieces signal every
- * RDMAXFER_SIGNAL_BYTES, xfer.c, so a long transfer shows its progress).
+ * RDMAXFER_SIGNAL_BYTES, rw.c, so a long transfer shows its progress).
  *  - A listener's QPs retry as often as the client's connect request
  *    says (the CM passes its retry count on; the reply cannot change it).
  *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes
@@ -414,7 +414,7 @@ static int rdmaxfer_probe_post(struct rdmaxfer_conn *conn)
 
 	lockdep_assert_held(&conn->c_lock);
 	first = rdma_rw_ctx_wrs(&pr->pr_ctx, conn->c_qp, conn->c_port, &conn->c_ka_cqe, NULL);
-	/* the registration before the READ has no cqe of its own (xfer.c) */
+	/* the registration before the READ has no cqe of its own (rw.c) */
 	for (wr = first; wr->next; wr = wr->next)
 		wr->wr_cqe = &conn->c_err_cqe;
 	ret = ib_post_send(conn->c_qp, first, NULL);

@@ -2,19 +2,22 @@
 /*
  * rdmaxfer - declarations shared between the files of the module.
  *
- * The module is split by layer (Documentation/architecture.md draws it):
- * main.c loads and unloads it; chardev.c owns /dev/rdmaxfer (per-file
- * context, ids, the ioctl table, GET_INFO, STATS) and event.c a file's
- * event queue (REAP); cm.c speaks rdma_cm (CONNECT, CLOSE, QUERY_CONN) and
- * listen.c is the listener (LISTEN, ACCEPT); buf.c pins buffers, window.c
- * exposes them as windows, lmr.c registers them locally for SENDs and
- * slots, peer_win.c keeps the peer's windows; xfer.c issues operations and
- * completes them; below them ctrl.c is the control channel
- * (control buffers, the peer's messages, RECV), credit.c its credit
- * ledger, slot.c the user's receive slots (echo, sink), conn.c a connection's queue pair
- * (setup, fail, stop and destroy), sq.c its send queue's room and owed
- * completions and keepalive.c its probes (dead peers); device.c follows RDMA
- * devices through an ib_client.  Only uapi/linux/rdmaxfer.h is visible to
+ * The module is split by layer and by object (Documentation/architecture.md
+ * draws it): main.c loads and unloads it; chardev.c owns /dev/rdmaxfer
+ * (per-file context, ids, the ioctl table, GET_INFO, STATS) and event.c a
+ * file's event queue (REAP); cm.c speaks rdma_cm (CONNECT, CLOSE,
+ * QUERY_CONN), listen.c is the listener (LISTEN, ACCEPT) and auth.c who may
+ * connect; buf.c pins buffers, window.c exposes them as windows, lmr.c
+ * registers them locally for SENDs and slots, peer_win.c keeps the peer's
+ * windows; xfer.c issues operations and completes them, rw.c posting
+ * WRITEs and READs through rdma_rw and atomic.c CAS and FADD; below them
+ * ctrl.c is the control channel (control buffers, the peer's messages,
+ * RECV), credit.c its credit ledger, slot.c the user's receive slots (echo,
+ * sink) and zero-copy SENDs into the peer's, conn.c a connection's queue
+ * pair (setup, fail, stop and destroy), sq.c its send queue's room and
+ * owed completions, keepalive.c its probes (dead peers) and user.c a
+ * user's count of connections; device.c follows RDMA devices through an
+ * ib_client.  Only uapi/linux/rdmaxfer.h is visible to
  * userspace; proto.h is the wire.
  *
  * Object lifetimes (see Documentation/architecture.md):
@@ -907,7 +910,7 @@ struct rdmaxfer_listener {
  * struct rdmaxfer_piece - one rdma_rw context of an operation
  * @p_req: the operation
  * @p_cqe: completion of its last WR (signaled only at the end of a chain,
- *	see xfer.c; errors and flushes complete it either way)
+ *	see rw.c; errors and flushes complete it either way)
  * @p_ctx: the rdma_rw context
  * @p_sgt: the local pages it moves
  * @p_sg1: @p_sgt's one entry when the piece lies in one page (no allocation)
@@ -1121,6 +1124,11 @@ void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
 			  const struct ib_wc *wc, const void *flow);
 void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn);
 void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn);
+int rdmaxfer_req_lmr_sges(struct rdmaxfer_req *req);
+int rdmaxfer_req_recv(struct rdmaxfer_req *req);
+void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr);
+int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool trace);
+int rdmaxfer_req_send_zc(struct rdmaxfer_req *req);
 
 /* hdr.c */
 bool rdmaxfer_port_has_imm(struct ib_device *ib, u32 port);
@@ -1240,6 +1248,49 @@ void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn);
 int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_wc_errno(struct rdmaxfer_conn *conn, enum ib_wc_status st);
 void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status);
+void __rdmaxfer_req_part_done(struct rdmaxfer_req *req, int err, u32 wc_status,
+			      struct list_head *evs);
+void rdmaxfer_req_part_done(struct rdmaxfer_req *req, int err, u32 wc_status);
+
+/**
+ * struct rdmaxfer_chain - WRITE/READ pieces of one SUBMIT on one
+ *	connection, not posted yet (rw.c)
+ * @conn: the connection; while set, rdmaxfer_conn_enter() is held on it
+ * @pieces: the pieces, in posting order
+ * @first: the first WR of the chain
+ * @last: its last WR
+ * @last_of: the last WR of its READ pieces ([0]) and of the others ([1])
+ * @npieces: pieces in it
+ * @unsignaled: pieces whose last WR is not signaled
+ * @err: the first posting error: the operations of that chain complete as
+ *	flushed, and the SUBMIT stops after them
+ * @slots: RECVs of the SUBMIT posted slots not announced yet: they are,
+ *	if due, together, before anything else of it may wait
+ */
+struct rdmaxfer_chain {
+	struct rdmaxfer_conn	*conn;
+	struct list_head	pieces;
+	struct ib_send_wr	*first;
+	struct ib_send_wr	*last;
+	struct ib_send_wr	*last_of[2];
+	u32			npieces;
+	u32			unsignaled;
+	int			err;
+	bool			slots;
+};
+
+/* rw.c */
+void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc);
+int rdmaxfer_req_rw(struct rdmaxfer_req *req, struct rdmaxfer_chain *ch);
+int rdmaxfer_chain_post(struct rdmaxfer_chain *ch);
+void rdmaxfer_chain_end(struct rdmaxfer_chain *ch);
+
+/* atomic.c */
+int rdmaxfer_req_atomic_init(struct rdmaxfer_req *req, const struct rdmaxfer_op *op,
+			     const struct rdmaxfer_peer_win *pw);
+int rdmaxfer_atomic_map(struct rdmaxfer_req *req);
+int rdmaxfer_atomic_post(struct rdmaxfer_req *req, bool trace);
+int rdmaxfer_req_atomic(struct rdmaxfer_req *req);
 void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn);
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc);
 void rdmaxfer_buf_copy(struct rdmaxfer_buf *buf, u64 off, void *dst, u32 len);

@@ -337,3 +337,131 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 	if (now)
 		rdmaxfer_slot_handle(conn, req, wc, flow);
 }
+
+/* --- zero-copy SEND: a message of ours into a slot of the peer's ------------ */
+
+static void rdmaxfer_send_zc_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmaxfer_req *req = container_of(wc->wr_cqe, struct rdmaxfer_req, r_cqe.cqe);
+
+	rdmaxfer_conn_wc_failed(req->r_conn, wc);
+	rdmaxfer_sq_paid(req->r_conn, &req->r_cqe, 1);
+	rdmaxfer_req_wc(req, wc->status);
+}
+
+/*
+ * The work request of a zero-copy SEND whose SGEs are set
+ * (rdmaxfer_lmr_sges()), and the request made ready for its completion.
+ * With slot headers (hdr.c) it is a plain SEND, its header the first SGE
+ * (set when it is placed: rdmaxfer_send_zc_post()).
+ */
+void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
+{
+	bool hdr = rdmaxfer_hdr_len(req->r_conn);
+
+	*wr = (struct ib_send_wr) {
+		.wr_cqe = &req->r_cqe.cqe,
+		.sg_list = req->r_sge + !hdr,
+		.num_sge = req->r_nsge + hdr,
+		.opcode = hdr ? IB_WR_SEND : IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = hdr ? 0 : cpu_to_be32(req->r_event.ev.imm_data),
+	};
+	req->r_cqe.cqe.done = rdmaxfer_send_zc_done;
+	atomic_set(&req->r_pending, 1);
+}
+
+/*
+ * Post a zero-copy SEND into the peer's next slot it fits, taking a credit
+ * (the last one stays for CREDIT and WANT messages).  -EAGAIN: no such
+ * slot yet (the peer is asked, see rdmaxfer_tx_want()).  @trace: emit
+ * its op_post event once posted (under c_lock, so before its completion's).
+ */
+int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool trace)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	u32 hdr = rdmaxfer_hdr_len(conn), len = req->r_event.ev.bytes + hdr;
+	int ret;
+
+	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
+	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
+		ret = -ENOTCONN;
+	} else if (conn->c_credits < 2) {
+		rdmaxfer_tx_want(conn, len, true);
+		ret = -EAGAIN;
+	} else {
+		conn->c_credits--;
+		ret = rdmaxfer_tx_place(conn, len, true);
+		if (!ret && hdr)
+			rdmaxfer_hdr_tx(conn, &req->r_sge[0], req->r_event.ev.imm_data);
+		if (!ret)
+			ret = ib_post_send(conn->c_qp, wr, NULL);
+		if (!ret) {
+			rdmaxfer_sq_owe(conn, &req->r_cqe);
+			conn->c_tx_seq++;
+		} else {
+			conn->c_credits++;
+		}
+		if (!ret && trace)
+			trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
+	}
+	spin_unlock_bh(&conn->c_lock);
+	/* waiting: make sure the peer knows (a WANT, see proto.h) */
+	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+		rdmaxfer_maybe_send_credits(conn);
+	return ret;
+}
+
+/*
+ * The SGEs of a zero-copy SEND or a RECV: its range of its buffer, in the
+ * buffer's local registration on the connection (made at first use, which
+ * may sleep: rdmaxfer_lmr_get()).
+ */
+int rdmaxfer_req_lmr_sges(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_window *lmr;
+
+	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
+	if (IS_ERR(lmr))
+		return PTR_ERR(lmr);
+	rdmaxfer_lmr_sges(req, lmr, req->r_buf_offset, req->r_event.ev.bytes);
+	return 0;
+}
+
+/* SEND from the buffer itself into a slot of the peer. */
+int rdmaxfer_req_send_zc(struct rdmaxfer_req *req)
+{
+	struct rdmaxfer_conn *conn = req->r_conn;
+	struct ib_send_wr wr;
+	int ret, err;
+
+	ret = rdmaxfer_req_lmr_sges(req);
+	if (ret)
+		return ret;
+	ret = rdmaxfer_wr_reserve(conn, 1, 0, false);
+	if (ret)
+		return ret;
+	rdmaxfer_send_zc_wr(req, &wr);
+	err = wait_event_interruptible(conn->c_wait,
+				       (ret = rdmaxfer_send_zc_post(req, &wr, false)) != -EAGAIN);
+	if (err)
+		ret = -EINTR;
+	if (ret) {
+		if (ret != -ENOTCONN && ret != -EINTR)
+			rdmaxfer_conn_fail(conn, -EIO);
+		rdmaxfer_wr_release(conn, 1, 0);
+	}
+	return ret;
+}
+
+/* RECV: post a slot for the peer's next message. */
+int rdmaxfer_req_recv(struct rdmaxfer_req *req)
+{
+	int ret;
+
+	ret = rdmaxfer_req_lmr_sges(req);
+	if (ret)
+		return ret;
+	atomic_set(&req->r_pending, 1);
+	return rdmaxfer_slot_post(req->r_conn, req, true);
+}

@@ -18,7 +18,7 @@
  * back besides room (a request's pinned buffer and its event, a control
  * buffer) is listed on c_sq_owed from its posting to its completion
  * (rdmaxfer_sq_owe(), rdmaxfer_sq_paid()); the pieces of WRITE, READ and
- * WRITE_IMM have their own list (c_sq_pieces, xfer.c).  The verbs promise
+ * WRITE_IMM have their own list (c_sq_pieces, rw.c).  The verbs promise
  * that a QP in error flushes every WR still on its queues, in order, so
  * when the completion of ib_drain_qp()'s own WR has come, every WR posted
  * before it has had its completion.  Soft-iWARP does not keep that promise
