@@ -340,10 +340,10 @@ int cmd_info(int argc, char **argv)
 	if (c >= 0)
 		return c;
 
-	fd = rdmaxfer_open();
+	fd = cli_open();
 	if (fd < 0)
 		return EXIT_FAIL;
-	if (rdmaxfer_get_info(fd, &mi))
+	if (cli_get_info(fd, &mi))
 		goto out;
 	n = list_device_indexes(fd, &idx);
 	if (n < 0) {

@@ -52,10 +52,10 @@ static int version(void)
 	int fd;
 
 	printf("rdmaxfer %s (ABI %u)\n", CLI_VERSION, RDMAXFER_ABI_VERSION);
-	fd = rdmaxfer_open();
+	fd = cli_open();
 	if (fd < 0)
 		return EXIT_FAIL;
-	if (rdmaxfer_get_info(fd, &mi)) {
+	if (cli_get_info(fd, &mi)) {
 		close(fd);
 		return EXIT_FAIL;
 	}

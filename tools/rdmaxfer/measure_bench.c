@@ -102,7 +102,7 @@ void bench_op_failed(struct session *s, const struct rdmaxfer_completion *c, uns
 	int why;
 
 	if (c->status != -ECANCELED) {
-		bench_fail("%s to %s failed: %s", rdmaxfer_op_name(c->opcode), s->peer,
+		bench_fail("%s to %s failed: %s", cli_op_name(c->opcode), s->peer,
 			   status_words(c->status));
 		return;
 	}
@@ -111,7 +111,7 @@ void bench_op_failed(struct session *s, const struct rdmaxfer_completion *c, uns
 		bench_fail("connection to %s lost: %s", s->peer, status_words(why));
 	else
 		bench_fail("connection to %s lost (%s flushed)", s->peer,
-			   rdmaxfer_op_name(c->opcode));
+			   cli_op_name(c->opcode));
 }
 
 int bench_event(struct session *s, const struct rdmaxfer_completion *c)
@@ -316,7 +316,7 @@ static int submit_ops(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op 
 		if (err == ENOTCONN || err == ECONNRESET || err == ENODEV)
 			bench_fail("connection to %s lost", bc->s.peer);
 		else
-			bench_fail("SUBMIT of %s to %s failed: %s", rdmaxfer_op_name(ops[done].opcode),
+			bench_fail("SUBMIT of %s to %s failed: %s", cli_op_name(ops[done].opcode),
 				   bc->s.peer, strerror(err));
 		return -1;
 	}

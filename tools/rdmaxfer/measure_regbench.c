@@ -877,10 +877,10 @@ int cmd_regbench(int argc, char **argv)
 	if (!rows)
 		return fail("out of memory");
 
-	rb.cfd = rdmaxfer_open_transfer(&rb.info);
+	rb.cfd = cli_open_transfer(&rb.info);
 	if (rb.cfd < 0)
 		goto out;
-	rb.sfd = rdmaxfer_open();
+	rb.sfd = cli_open();
 	if (rb.sfd < 0)
 		goto out;
 	if (rb_connect(&rb, &o))

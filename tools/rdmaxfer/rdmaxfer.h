@@ -104,14 +104,14 @@ int common_getopt(struct common_opts *co, int argc, char **argv, const struct op
 int parse_json_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
 		    bool *json);
 
-/* util.c: /dev/rdmaxfer */
-int rdmaxfer_open(void);
-int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info);
-int rdmaxfer_open_transfer(struct rdmaxfer_info *info);
+/* util.c: /dev/rdmaxfer (cli_*: the CLI's own wrappers; librdmaxfer's are rdx_*) */
+int cli_open(void);
+int cli_get_info(int fd, struct rdmaxfer_info *info);
+int cli_open_transfer(struct rdmaxfer_info *info);
 int list_device_indexes(int fd, uint32_t **out);
 int query_port_gids(int fd, uint32_t index, uint32_t port, struct rdmaxfer_port_info *pi,
 		    struct rdmaxfer_gid **gids);
-const char *rdmaxfer_op_name(unsigned int opcode);
+const char *cli_op_name(unsigned int opcode);
 
 /* util.c: parsing and formatting */
 int parse_size(const char *s, uint64_t *out);

@@ -569,7 +569,7 @@ static int setup_window(struct server *srv)
  */
 static int serve_setup(struct server *srv)
 {
-	srv->fd = rdmaxfer_open_transfer(&srv->info);
+	srv->fd = cli_open_transfer(&srv->info);
 	if (srv->fd < 0 || window_over_module(srv))
 		return -1;
 	if (srv->out_name && open_out(srv))

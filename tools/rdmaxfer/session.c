@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmaxfer CLI - the client side of a connection, and the encoding of the
- * control messages of proto.h.
+ * rdmaxfer CLI - the client side of a connection.  The control messages of
+ * proto.h are encoded and decoded in proto.c, for the server as well.
  *
  * A client owns one connection on its own open file, so every completion
  * and event that REAP returns is about that connection.  Operations are
@@ -25,58 +25,6 @@
 #define CTL_SLOTS	(CTL_BUF_SIZE / sizeof(struct proto_msg))
 #define MAX_DEPTH	256
 #define CTL_COOKIE	(1ull << 63)	/* user_data of control messages */
-
-/* --- control messages ------------------------------------------------- */
-
-void proto_encode(struct proto_msg *w, const struct proto_msg *h)
-{
-	memset(w, 0, sizeof(*w));
-	memcpy(w->magic, PROTO_MAGIC, PROTO_MAGIC_LEN);
-	w->type = htole32(h->type);
-	w->flags = htole32(h->flags);
-	w->offset = htole64(h->offset);
-	w->length = htole64(h->length);
-	w->round_len = htole64(h->round_len);
-	w->round = htole32(h->round);
-	w->status = htole32(h->status);
-	w->crc = htole32(h->crc);
-}
-
-int proto_looks_like_ctl(const void *buf, size_t len)
-{
-	return len == sizeof(struct proto_msg) && !memcmp(buf, PROTO_MAGIC, PROTO_MAGIC_LEN);
-}
-
-int proto_decode(struct proto_msg *h, const void *buf, size_t len)
-{
-	struct proto_msg w;
-
-	if (!proto_looks_like_ctl(buf, len))
-		return -1;
-	memcpy(&w, buf, sizeof(w));
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, w.magic, PROTO_MAGIC_LEN);
-	h->type = le32toh(w.type);
-	h->flags = le32toh(w.flags);
-	h->offset = le64toh(w.offset);
-	h->length = le64toh(w.length);
-	h->round_len = le64toh(w.round_len);
-	h->round = le32toh(w.round);
-	h->status = le32toh(w.status);
-	h->crc = le32toh(w.crc);
-	return 0;
-}
-
-const char *proto_type_name(uint32_t type)
-{
-	static const char *const names[] = {
-		"?", "WRITE_BEGIN", "WRITE_READY", "ROUND_DONE", "CSUM_REQ", "CSUM",
-		"SYNC", "SYNC_ACK", "ERROR", "BENCH_BEGIN", "BENCH_READY", "BENCH_END",
-		"BENCH_DONE", "CPU_REQ", "CPU",
-	};
-
-	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
-}
 
 /* --- progress --------------------------------------------------------- */
 
@@ -229,7 +177,7 @@ int session_open(struct session *s, const char *host, uint16_t port, int32_t key
 	if (parse_addr(host, port, &addr))	/* checked by the caller already */
 		return usage_error(NULL, "'%s' is not an IPv4 or IPv6 address", host), -1;
 	format_addr(&addr, s->peer, sizeof(s->peer));
-	s->fd = rdmaxfer_open_transfer(&s->info);
+	s->fd = cli_open_transfer(&s->info);
 	if (s->fd < 0)
 		return -1;
 
@@ -388,7 +336,7 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 		return -1;
 	}
 	if (bad) {
-		fail_line(s, "%s to %s failed: %s", rdmaxfer_op_name(bad->opcode), s->peer,
+		fail_line(s, "%s to %s failed: %s", cli_op_name(bad->opcode), s->peer,
 			  status_words(bad->status));
 		return -1;
 	}
@@ -495,7 +443,7 @@ static int session_post(struct session *s, struct rdmaxfer_op *ops, unsigned int
 				fail_line(s, "connection to %s lost", s->peer);
 				return -1;
 			}
-			fail_line(s, "SUBMIT of %s failed: %s", rdmaxfer_op_name(ops[0].opcode), strerror(err));
+			fail_line(s, "SUBMIT of %s failed: %s", cli_op_name(ops[0].opcode), strerror(err));
 			return -1;
 		}
 		s->inflight += posted;

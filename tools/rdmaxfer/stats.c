@@ -150,7 +150,7 @@ int cmd_stats(int argc, char **argv)
 	if (c >= 0)
 		return c;
 
-	fd = rdmaxfer_open_transfer(&mi);
+	fd = cli_open_transfer(&mi);
 	if (fd < 0)
 		return EXIT_FAIL;
 	c = rdx_stats(fd, &st);

@@ -63,7 +63,7 @@ int usage_error(const char *cmd, const char *fmt, ...)
  * Open /dev/rdmaxfer.  On failure print why, in words a user can act on,
  * and return -1.
  */
-int rdmaxfer_open(void)
+int cli_open(void)
 {
 	const char *path = RDX_DEVPATH;
 	int fd = rdx_open(O_RDWR | O_CLOEXEC);
@@ -89,7 +89,7 @@ int rdmaxfer_open(void)
 }
 
 /* GET_INFO, checking that the module speaks our ABI. */
-int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info)
+int cli_get_info(int fd, struct rdmaxfer_info *info)
 {
 	if (rdx_get_info(fd, info)) {
 		warnx_("GET_INFO failed: %s", strerror(errno));
@@ -104,13 +104,13 @@ int rdmaxfer_get_info(int fd, struct rdmaxfer_info *info)
 }
 
 /* GET_INFO and a check that the module has the transfer ioctls. */
-int rdmaxfer_open_transfer(struct rdmaxfer_info *info)
+int cli_open_transfer(struct rdmaxfer_info *info)
 {
-	int fd = rdmaxfer_open();
+	int fd = cli_open();
 
 	if (fd < 0)
 		return -1;
-	if (rdmaxfer_get_info(fd, info)) {
+	if (cli_get_info(fd, info)) {
 		close(fd);
 		return -1;
 	}
@@ -344,7 +344,7 @@ int query_port_gids(int fd, uint32_t index, uint32_t port, struct rdmaxfer_port_
 }
 
 /* The name of an RDMAXFER_OP_* in messages. */
-const char *rdmaxfer_op_name(unsigned int opcode)
+const char *cli_op_name(unsigned int opcode)
 {
 	switch (opcode) {
 	case RDMAXFER_OP_WRITE:
