@@ -52,7 +52,9 @@
  * c_lock (but under rd_lock in rdmaxfer_device_attach()), l_lock (listener
  * queues), rf_ev_lock (bottom halves off: the file's events),
  * rdmaxfer_users_lock (mutex: the per-user counts, user.c; taken at open
- * and where a file's last reference goes).  A key's
+ * and where a file's last reference goes).  The other xarrays' own locks
+ * (c_peer_wins, under c_peer_win_lock; rdmaxfer_devices; rdmaxfer_users,
+ * under rdmaxfer_users_lock) are taken only inside xa_*() calls: leaves.  A key's
  * semaphore (key->sem, for reading: auth.c) is taken under a cm_id's
  * handler lock or in LISTEN/CONNECT, with none of ours held.
  *
