@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmaxfer - a connection's queue pair: its life from setup to destroy, the
- * send-queue budget, failing (dead peers: keepalive.c).
+ * rdmaxfer - a connection's queue pair: its life from setup to destroy,
+ * failing, and the per-file count of connections (dead peers are
+ * keepalive.c's, the send queue's room sq.c's).
  *
  * The layers of a connection (Documentation/architecture.md draws them):
  * cm.c speaks rdma_cm and serves the connection ioctls; it calls this file
  * to set a connection up (rdmaxfer_conn_setup()) and take it down
  * (rdmaxfer_conn_teardown()).  ctrl.c is the control channel on the QP
- * made here; xfer.c, window.c and lmr.c post operations and registrations on it,
- * within the budget kept here.
+ * made here; xfer.c, rw.c, atomic.c, slot.c, window.c and lmr.c post
+ * operations and registrations on it, within the room sq.c keeps.
  *
  * Queue pair.  Both CQs come from the device's CQ pool and poll in softirq
  * context (IB_POLL_SOFTIRQ).  The send CQ's handlers free contexts, return

@@ -701,7 +701,7 @@ struct rdmaxfer_probe {
  * @c_peer_max_msg: the peer's port limit, from its hello
  * @c_npeer_wins: number of @c_peer_wins (bounded: a peer cannot grow it forever)
  * @c_peer_events: events the peer's messages caused, not yet reaped (past
- *	RDMAXFER_FREE_PEER_EVENTS their credits are held, see chardev.c)
+ *	RDMAXFER_FREE_PEER_EVENTS their credits are held, see event.c)
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
  * @c_local: local address
  * @c_peer: peer address

@@ -603,7 +603,7 @@ struct rdmaxfer_revoke {
 /* struct rdmaxfer_op.opcode */
 #define RDMAXFER_OP_WRITE		1	/* local buffer -> peer window */
 #define RDMAXFER_OP_READ		2	/* peer window -> local buffer */
-#define RDMAXFER_OP_SEND		3	/* local buffer -> peer's message queue */
+#define RDMAXFER_OP_SEND		3	/* local buffer -> peer's slot, or its RECV queue */
 #define RDMAXFER_OP_WRITE_IMM		4	/* WRITE, then notify the peer with @imm_data */
 #define RDMAXFER_OP_CAS			5	/* 8-byte compare-and-swap on a peer window */
 #define RDMAXFER_OP_FADD		6	/* 8-byte fetch-and-add on a peer window */
