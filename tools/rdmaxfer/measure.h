@@ -114,9 +114,6 @@ void bench_table_begin(const struct bench_opts *o);
 void bench_table_row(const struct bench_opts *o, const struct bench_row *r);
 void bench_table_end(const struct bench_opts *o);
 
-/* A monotonic clock in nanoseconds. */
-uint64_t now_ns(void);
-
 /* measure_sock.c: the sockets baseline (client side) */
 int sock_ping(const struct ping_opts *o, uint64_t *ns);
 int sock_bench_size(const struct bench_opts *o, uint64_t size, struct bench_row *row);

@@ -252,11 +252,11 @@ static int tcp_ping(const struct ping_opts *o, const struct target *t, uint64_t 
 	}
 	for (i = 0; i < n; i++) {
 		t0 = now_ns();
-		if (write_all(fd, buf, o->size)) {
+		if (send_all(fd, buf, o->size)) {
 			r = -1;
 			break;
 		}
-		r = read_all(fd, buf, o->size);
+		r = recv_all(fd, buf, o->size);
 		if (r != 1)
 			break;
 		if (i >= o->warmup)

@@ -17,14 +17,6 @@
 
 #include "measure.h"
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void cpu_snap(struct cpu_snap *s)
 {
 	unsigned long long v[10] = { 0 };

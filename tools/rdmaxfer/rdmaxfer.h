@@ -119,6 +119,7 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out);
 int parse_addr(const char *s, uint16_t port, struct rdmaxfer_addr *a);
 void format_addr(const struct rdmaxfer_addr *a, char *buf, size_t len);
 void format_bytes(uint64_t v, char *buf, size_t len);
+uint64_t now_ns(void);
 double now_sec(void);
 const char *status_words(int status);
 

@@ -187,7 +187,7 @@ static void srv_echo(int fd, uint32_t size)
 	set_nodelay(fd);
 	if (!buf || msg_send(fd, ST_READY, SM_ECHO, size, NULL))
 		goto out;
-	while (read_all(fd, buf, size) == 1 && !write_all(fd, buf, size))
+	while (recv_all(fd, buf, size) == 1 && !send_all(fd, buf, size))
 		;
 out:
 	free(buf);

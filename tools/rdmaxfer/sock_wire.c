@@ -53,7 +53,7 @@ uint64_t get64(const unsigned char *p)
 /* --- I/O helpers ------------------------------------------------------ */
 
 /* Send all @len bytes: 0, or -1 with errno. */
-int write_all(int fd, const void *buf, size_t len)
+int send_all(int fd, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 
@@ -72,7 +72,7 @@ int write_all(int fd, const void *buf, size_t len)
 }
 
 /* Read exactly @len bytes: 1, 0 at EOF before the first byte, -1 with errno. */
-int read_all(int fd, void *buf, size_t len)
+int recv_all(int fd, void *buf, size_t len)
 {
 	unsigned char *p = buf;
 	size_t got = 0;
@@ -102,7 +102,7 @@ int send_msg_bytes(int fd, const unsigned char *pat, uint64_t len)
 	while (len) {
 		size_t n = len < SOCK_CHUNK ? (size_t)len : SOCK_CHUNK;
 
-		if (write_all(fd, pat, n))
+		if (send_all(fd, pat, n))
 			return -1;
 		len -= n;
 	}
@@ -123,14 +123,14 @@ int msg_send(int fd, uint16_t type, uint32_t mode, uint32_t size, const uint64_t
 	put32(b + 12, size);
 	for (i = 0; i < 4; i++)
 		put64(b + 16 + 8 * i, v ? v[i] : 0);
-	return write_all(fd, b, sizeof(b));
+	return send_all(fd, b, sizeof(b));
 }
 
 /* A control message: 1, 0 at EOF, -1 with errno (EPROTO: not our protocol). */
 int msg_recv(int fd, struct smsg *m)
 {
 	unsigned char b[SOCK_MSG_LEN];
-	int i, r = read_all(fd, b, sizeof(b));
+	int i, r = recv_all(fd, b, sizeof(b));
 
 	if (r <= 0)
 		return r;

@@ -258,13 +258,19 @@ void format_bytes(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%llu byte%s", (unsigned long long)v, v == 1 ? "" : "s");
 }
 
-/* Monotonic time in seconds. */
-double now_sec(void)
+/* Monotonic time in nanoseconds: the CLI's one clock. */
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The same in seconds. */
+double now_sec(void)
+{
+	return (double)now_ns() / 1e9;
 }
 
 /*
