@@ -31,16 +31,18 @@
 #include "rdmaxfer.h"
 #include "trace.h"
 
-static bool rdmaxfer_tx_fits(u32 cap, u32 len, bool data)
+/* Does a message of @kind and @len fit an entry of capacity @cap? */
+static bool rdmaxfer_tx_fits(u32 cap, u32 len, enum rdmaxfer_msg_kind kind)
 {
-	return (cap & RDMAXFER_RUN_CAP_MASK) >= len && (!data || (cap & RDMAXFER_RUN_SLOT));
+	return (cap & RDMAXFER_RUN_CAP_MASK) >= len &&
+	       (kind == RDMAXFER_KIND_CTRL || (cap & RDMAXFER_RUN_SLOT));
 }
 
 /**
  * rdmaxfer_tx_want - a message waits for the peer's receive entries
  * @conn: the connection
  * @len: its length (header included for a control message)
- * @data: a user's SEND (only a slot takes it)
+ * @kind: a control message or a user's SEND (only a slot takes that)
  *
  * Asks for a WANT to the peer (see proto.h) if we have not asked for as
  * short a message of its kind since the last announcement; the caller
@@ -48,15 +50,16 @@ static bool rdmaxfer_tx_fits(u32 cap, u32 len, bool data)
  *
  * Context: c_lock held.
  */
-void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data)
+void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
-	u32 *want = &conn->c_want[data], sent = conn->c_want_sent[data];
+	u32 *want = &conn->c_want[kind], sent = conn->c_want_sent[kind];
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!(conn->c_peer_features & RDMAXFER_HELLO_WANT))
 		return;
 	len = max(len, 1U);	/* 0: none */
-	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_WAIT, data ? RDMAXFER_MSG_USER : 0, len);
+	trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_WAIT,
+			    kind == RDMAXFER_KIND_USER ? RDMAXFER_MSG_USER : 0, len);
 	if (!*want || len < *want)
 		*want = len;
 	if (!sent || *want < sent)
@@ -94,7 +97,7 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
  * Return: 0, -EAGAIN (no announced entry fits yet, or no room to skip), or
  * the error of ib_post_send().
  */
-int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
+int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &conn->c_skip_cqe,
@@ -106,10 +109,10 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 
 	lockdep_assert_held(&conn->c_lock);
 	for (seq = conn->c_tx_seq; seq != conn->c_tx_end; seq++)
-		if (rdmaxfer_tx_fits(conn->c_tx_caps[seq % RDMAXFER_RQ_RING], len, data))
+		if (rdmaxfer_tx_fits(conn->c_tx_caps[seq % RDMAXFER_RQ_RING], len, kind))
 			break;
 	if (seq == conn->c_tx_end) {
-		rdmaxfer_tx_want(conn, len, data);
+		rdmaxfer_tx_want(conn, len, kind);
 		return -EAGAIN;
 	}
 	/*
@@ -127,11 +130,11 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data)
 		skips++;
 	}
 	if (skips)
-		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_SKIP, data ? RDMAXFER_MSG_USER : 0,
-				    skips);
+		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_SKIP,
+				    kind == RDMAXFER_KIND_USER ? RDMAXFER_MSG_USER : 0, skips);
 	if (ret || conn->c_tx_seq == seq)
 		return ret;
-	rdmaxfer_tx_want(conn, len, data);
+	rdmaxfer_tx_want(conn, len, kind);
 	return -EAGAIN;
 }
 
@@ -169,32 +172,40 @@ u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
 	return n * sizeof(*run);
 }
 
+/* How the peer's waiting message fits the entries we posted (its WANT). */
+enum rdmaxfer_want_fit {
+	RDMAXFER_WANT_NO_FIT = -1,	/* nothing waits, or only the user's slots can help */
+	RDMAXFER_WANT_ONE_SHORT,	/* one more entry would do (a control buffer we kept) */
+	RDMAXFER_WANT_FITS,		/* an entry it fits, and one more after it */
+};
+
 /*
- * Can the peer's waiting message of kind @k (0: control, 1: a user's SEND;
- * its WANT) get through with our first @n entries not completed yet (the
- * peer holds those announced; @n up to all we have posted): an entry it
- * fits, and one more after it for the credit the peer keeps?  c_lock held.
- * Returns 1 if so, 0 if one more entry would do (a control buffer we
- * kept), -1 if not even that (no such entry fits a user's SEND: only the
- * user's slots can help) or nothing of that kind waits.
+ * Can the peer's waiting message of @kind get through with our first @n
+ * entries not completed yet (the peer holds those announced; @n up to all
+ * we have posted): an entry it fits, and one more after it for the credit
+ * the peer keeps?  c_lock held.  RDMAXFER_WANT_NO_FIT also when no entry
+ * fits a user's SEND (only the user's slots can help) or nothing of that
+ * kind waits.
  */
-static int rdmaxfer_want_ready(struct rdmaxfer_conn *conn, u32 k, u32 n)
+static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
+						  enum rdmaxfer_msg_kind kind, u32 n)
 {
-	u32 len = conn->c_peer_want[k], i;
+	u32 len = conn->c_peer_want[kind], i;
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!len)
-		return -1;
+		return RDMAXFER_WANT_NO_FIT;
 	/* never more than the queue holds, whatever the counts say */
 	n = min_t(u32, n, RDMAXFER_RQ_SIZE);
 	for (i = 0; i < n; i++)
 		if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) % RDMAXFER_RQ_RING],
-				     len, k))
+				     len, kind))
 			break;
 	if (i + 2 <= n)
-		return 1;
+		return RDMAXFER_WANT_FITS;
 	/* a control buffer fits any control message */
-	return i < n || !k ? 0 : -1;
+	return i < n || kind == RDMAXFER_KIND_CTRL ? RDMAXFER_WANT_ONE_SHORT :
+						     RDMAXFER_WANT_NO_FIT;
 }
 
 /* Owe the peer enough to tell it now?  See "Our side" above. */
@@ -221,7 +232,8 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 {
 	u32 posted = conn->c_rx_seq - conn->c_rx_done;
-	u32 held = conn->c_rx_ann - conn->c_rx_done, k;
+	u32 held = conn->c_rx_ann - conn->c_rx_done;
+	enum rdmaxfer_msg_kind kind;
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!conn->c_peer_wants || conn->c_rx_ann == conn->c_rx_seq)
@@ -229,9 +241,9 @@ static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 	/* a peer that took entries it was not told of holds none */
 	if (held > posted)
 		held = 0;
-	for (k = 0; k < 2; k++)
-		if (rdmaxfer_want_ready(conn, k, held) <= 0 &&
-		    rdmaxfer_want_ready(conn, k, posted) > 0)
+	for (kind = 0; kind < RDMAXFER_NR_KINDS; kind++)
+		if (rdmaxfer_want_ready(conn, kind, held) != RDMAXFER_WANT_FITS &&
+		    rdmaxfer_want_ready(conn, kind, posted) == RDMAXFER_WANT_FITS)
 			return true;
 	return false;
 }
@@ -242,8 +254,9 @@ static bool rdmaxfer_want_short(struct rdmaxfer_conn *conn)
 	u32 posted = conn->c_rx_seq - conn->c_rx_done;
 
 	lockdep_assert_held(&conn->c_lock);
-	return conn->c_peer_wants && (!rdmaxfer_want_ready(conn, 0, posted) ||
-				      !rdmaxfer_want_ready(conn, 1, posted));
+	return conn->c_peer_wants &&
+	       (rdmaxfer_want_ready(conn, RDMAXFER_KIND_CTRL, posted) == RDMAXFER_WANT_ONE_SHORT ||
+		rdmaxfer_want_ready(conn, RDMAXFER_KIND_USER, posted) == RDMAXFER_WANT_ONE_SHORT);
 }
 
 /*
@@ -412,8 +425,8 @@ int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 		return -EPROTO;
 	spin_lock_bh(&conn->c_lock);
 	WRITE_ONCE(conn->c_peer_wants, true);
-	conn->c_peer_want[0] = ctrl;
-	conn->c_peer_want[1] = data;
+	conn->c_peer_want[RDMAXFER_KIND_CTRL] = ctrl;
+	conn->c_peer_want[RDMAXFER_KIND_USER] = data;
 	spin_unlock_bh(&conn->c_lock);
 	/* answered when its buffer is back (rdmaxfer_maybe_send_credits()) */
 	return 0;

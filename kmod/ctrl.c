@@ -63,7 +63,7 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 		conn->c_wr_free--;
 	} else if (reserve == 1 && conn->c_credits == 1 && conn->c_peer_slots) {
 		/* a control message; its real length is asked for if need be */
-		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, false);
+		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, RDMAXFER_KIND_CTRL);
 		want = conn->c_want_due;
 	}
 	spin_unlock_bh(&conn->c_lock);
@@ -174,7 +174,8 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	}
 	/* a WANT another one already asked for goes as a CREDIT */
 	if (type == RDMAXFER_MSG_WANT &&
-	    (!conn->c_want_due || (!conn->c_want[0] && !conn->c_want[1])))
+	    (!conn->c_want_due || (!conn->c_want[RDMAXFER_KIND_CTRL] &&
+				   !conn->c_want[RDMAXFER_KIND_USER])))
 		type = RDMAXFER_MSG_CREDIT;
 	/*
 	 * Our last credit (the one claimed for this message) goes only to a
@@ -199,8 +200,8 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	} else if (type == RDMAXFER_MSG_WANT) {
 		struct rdmaxfer_msg_want *want = (void *)(hdr + 1);
 
-		want->ctrl_length = cpu_to_be32(conn->c_want[0]);
-		want->data_length = cpu_to_be32(conn->c_want[1]);
+		want->ctrl_length = cpu_to_be32(conn->c_want[RDMAXFER_KIND_CTRL]);
+		want->data_length = cpu_to_be32(conn->c_want[RDMAXFER_KIND_USER]);
 		length = sizeof(*want);
 	}
 	hdr->length = cpu_to_be32(length);
@@ -208,7 +209,7 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	if (last && conn->c_rx_ann == rx_ann && !conn->c_first_due)
 		ret = -EAGAIN;
 	else
-		ret = rdmaxfer_tx_place(conn, sge.length, false);
+		ret = rdmaxfer_tx_place(conn, sge.length, RDMAXFER_KIND_CTRL);
 	if (!ret) {
 		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
 		ret = ib_post_send(conn->c_qp, &wr, NULL);

@@ -269,6 +269,16 @@ struct rdmaxfer_stats_k {
 
 struct rdmaxfer_user;
 
+/*
+ * The two kinds of message the credit ledger places (credit.c, proto.h):
+ * a control message fits any entry long enough, a user's SEND only a slot.
+ */
+enum rdmaxfer_msg_kind {
+	RDMAXFER_KIND_CTRL,
+	RDMAXFER_KIND_USER,
+	RDMAXFER_NR_KINDS,
+};
+
 /**
  * struct rdmaxfer_file - per-open-file context of /dev/rdmaxfer
  * @rf_ref: the open file holds one reference and every object one: work
@@ -606,7 +616,7 @@ struct rdmaxfer_probe {
  *	(RDMAXFER_MIN_CTRL_RECVS), until a WANT of the peer needs them
  * @c_rx_done: number of our first entry not completed yet
  * @c_peer_wants: the peer sent a WANT not answered yet
- * @c_peer_want: its lengths: [0] of a control message, [1] of a user's
+ * @c_peer_want: its lengths, by enum rdmaxfer_msg_kind: of a control message, of a user's
  *	SEND (0: none)
  * @c_want_due: a message of ours waits for the peer's entries: send a WANT
  * @c_want: the shortest ones that wait, as @c_peer_want
@@ -751,10 +761,10 @@ struct rdmaxfer_conn {
 	struct list_head		c_spare_recvs;
 	u32				c_rx_done;
 	bool				c_peer_wants;
-	u32				c_peer_want[2];
+	u32				c_peer_want[RDMAXFER_NR_KINDS];
 	bool				c_want_due;
-	u32				c_want[2];
-	u32				c_want_sent[2];
+	u32				c_want[RDMAXFER_NR_KINDS];
+	u32				c_want_sent[RDMAXFER_NR_KINDS];
 	struct list_head		c_rx_defer;
 	bool				c_rx_busy;
 	struct work_struct		c_rx_work;
@@ -1111,8 +1121,8 @@ void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 /* credit.c */
 u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
-int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, bool data);
-void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, bool data);
+int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
+void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
 void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);

@@ -105,7 +105,7 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	if (!conn->c_wr_free)
 		return -EAGAIN;
 	if (conn->c_credits < 2) {
-		rdmaxfer_tx_want(conn, len, true);
+		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
 		return -EAGAIN;
 	}
 	for (i = 0; i < req->r_nsge && left; i++) {
@@ -117,7 +117,7 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	/* claim the credit and the WR of the echo itself, then skip */
 	conn->c_credits--;
 	conn->c_wr_free--;
-	ret = rdmaxfer_tx_place(conn, len, true);
+	ret = rdmaxfer_tx_place(conn, len, RDMAXFER_KIND_USER);
 	if (!ret) {
 		if (hdr)
 			rdmaxfer_hdr_tx(conn, &sge[0], req->r_echo_imm);
@@ -387,11 +387,11 @@ int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool 
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
 	} else if (conn->c_credits < 2) {
-		rdmaxfer_tx_want(conn, len, true);
+		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
 		ret = -EAGAIN;
 	} else {
 		conn->c_credits--;
-		ret = rdmaxfer_tx_place(conn, len, true);
+		ret = rdmaxfer_tx_place(conn, len, RDMAXFER_KIND_USER);
 		if (!ret && hdr)
 			rdmaxfer_hdr_tx(conn, &req->r_sge[0], req->r_event.ev.imm_data);
 		if (!ret)
