@@ -11,9 +11,10 @@
  * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
  * one event loop on one open file: poll, then REAP completions and events.
  * One peer address may hold at most --max-per-host of them (default
- * SERVE_PER_HOST, half the slots): a client that opens connections it never
- * uses cannot take every slot, its extra connections are closed as soon as
- * they are accepted ("refused") while other hosts are still served.
+ * SERVE_PER_HOST, half of SERVE_MAX_CONNS): a client that opens
+ * connections it never uses cannot take them all, its extra connections
+ * are closed as soon as they are accepted ("refused") while other hosts
+ * are still served.
  *
  * There is ONE window, shared by all connections, like one piece of remote
  * memory: at start-up --size bytes (default SERVE_DEFAULT_SIZE, 64 MiB) of
@@ -40,9 +41,9 @@
  *    --out: to stderr, since stdout carries only the JSON object) -- except
  *    on a connection that `ping` or `bench` put in SINK mode (data messages
  *    are counted and dropped) or ECHO mode (SENT back as they are, from a
- *    ring of ECHO_SLOTS registered message buffers: a message is RECV'd
- *    straight into a free slot, whose SEND is batched with the others of
- *    the same REAP round; with no free slot the connection's messages wait
+ *    ring of ECHO_BUFS registered message buffers: a message is RECV'd
+ *    straight into a free one, whose SEND is batched with the others of
+ *    the same REAP round; with none free the connection's messages wait
  *    in the kernel until a SEND completes).  A BENCH_BEGIN that asks for
  *    receive slots gets them posted on its connection (slots_post()): the
  *    client's messages then land there with no copy and are handled from
@@ -188,8 +189,8 @@ static int reap_all(struct server *srv)
 				continue;
 			}
 			if (c[i].opcode == RDMAXFER_OP_SEND && c[i].user_data &&
-			    c[i].user_data <= CTL_SLOTS)
-				srv->slot_busy[c[i].user_data - 1] = false;
+			    c[i].user_data <= CTL_ANSWERS)
+				srv->ctl_busy[c[i].user_data - 1] = false;
 			sc = find_conn(srv, c[i].conn_id);
 			if (!sc && c[i].opcode != RDMAXFER_OP_SEND) {
 				/* an event may come before the CONNECTED one */
@@ -469,7 +470,7 @@ static int open_out(struct server *srv)
 }
 
 /*
- * The RECV buffer and the CTL_SLOTS registered slots of control answers.
+ * The RECV buffer and the CTL_ANSWERS registered buffers of control answers.
  * Returns 0, or -1 with the error printed.
  */
 static int setup_ctl(struct server *srv)
@@ -479,14 +480,14 @@ static int setup_ctl(struct server *srv)
 	srv->rbuf_len = srv->info.max_send_size > 4096 ? srv->info.max_send_size : 4096;
 	srv->rbuf = malloc(srv->rbuf_len);
 	/* populated before REG_BUF: see map_anon() */
-	srv->ctl = mmap(NULL, CTL_SLOTS * sizeof(*srv->ctl), PROT_READ | PROT_WRITE,
+	srv->ctl = mmap(NULL, CTL_ANSWERS * sizeof(*srv->ctl), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (!srv->rbuf || srv->ctl == MAP_FAILED) {
 		srv->ctl = NULL;
 		fail("out of memory");
 		return -1;
 	}
-	err = rdx_reg_buf(srv->fd, srv->ctl, CTL_SLOTS * sizeof(*srv->ctl), RDMAXFER_BUF_READ,
+	err = rdx_reg_buf(srv->fd, srv->ctl, CTL_ANSWERS * sizeof(*srv->ctl), RDMAXFER_BUF_READ,
 			  &srv->ctl_buf);
 	if (err) {
 		fail("cannot register memory: %s", strerror(err));
@@ -496,7 +497,7 @@ static int setup_ctl(struct server *srv)
 }
 
 /*
- * The echo ring of ping and bench: ECHO_SLOTS registered message buffers.
+ * The echo ring of ping and bench: ECHO_BUFS registered message buffers.
  * Without it (no memory), ECHO mode is refused; nothing is printed.
  */
 static void setup_echo_ring(struct server *srv)
@@ -506,20 +507,20 @@ static void setup_echo_ring(struct server *srv)
 	srv->echo_stride = (srv->info.max_send_size + 4095) & ~4095u;
 	if (srv->echo_stride < 4096)
 		srv->echo_stride = 4096;
-	srv->echo = mmap(NULL, (size_t)ECHO_SLOTS * srv->echo_stride, PROT_READ | PROT_WRITE,
+	srv->echo = mmap(NULL, (size_t)ECHO_BUFS * srv->echo_stride, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (srv->echo == MAP_FAILED) {
 		srv->echo = NULL;
 		return;
 	}
-	if (rdx_reg_buf(srv->fd, srv->echo, (uint64_t)ECHO_SLOTS * srv->echo_stride,
+	if (rdx_reg_buf(srv->fd, srv->echo, (uint64_t)ECHO_BUFS * srv->echo_stride,
 			RDMAXFER_BUF_READ, &srv->echo_buf)) {
-		munmap(srv->echo, (size_t)ECHO_SLOTS * srv->echo_stride);
+		munmap(srv->echo, (size_t)ECHO_BUFS * srv->echo_stride);
 		srv->echo = NULL;
 		return;
 	}
-	for (i = 0; i < ECHO_SLOTS; i++)
-		srv->echo_free[srv->echo_nfree++] = ECHO_SLOTS - 1 - i;
+	for (i = 0; i < ECHO_BUFS; i++)
+		srv->echo_free[srv->echo_nfree++] = ECHO_BUFS - 1 - i;
 }
 
 /*
@@ -696,7 +697,7 @@ int cmd_serve(int argc, char **argv)
 	if (srv.win)
 		munmap(srv.win, srv.size);
 	if (srv.echo)
-		munmap(srv.echo, (size_t)ECHO_SLOTS * srv.echo_stride);
+		munmap(srv.echo, (size_t)ECHO_BUFS * srv.echo_stride);
 	if (srv.out_fd >= 0)
 		close(srv.out_fd);
 	free(srv.rbuf);

@@ -27,10 +27,10 @@
 #define SERVE_MAX_CONNS		64
 #define SERVE_MAX_LISTENERS	LISTEN_MAX_ADDRS /* without --bind on iWARP: one per address */
 #define SERVE_PER_HOST		32	/* default --max-per-host: bench --conns 32 fits */
-#define CTL_SLOTS		256	/* control answers in flight, all connections */
+#define CTL_ANSWERS		256	/* control answers in flight, all connections */
 #define MAX_REPLIES_PER_CONN	8	/* more from one client: it is misbehaving */
 #define REAP_MAX		64
-#define ECHO_SLOTS		256	/* echo messages in flight, all connections */
+#define ECHO_BUFS		256	/* echo messages in flight, all connections */
 #define ECHO_TAG		(1ull << 62)	/* user_data of echo SENDs */
 #define ECHO_STALL_S		2	/* an echo not sent by then: drop its client */
 #define SLOT_TAG		(1ull << 61)	/* user_data of a connection's receive slots */
@@ -39,7 +39,7 @@
 #define SLOTS_BYTES		(16u << 20)	/* ... and their memory, at most */
 
 struct sconn {
-	uint32_t id;			/* connection id, 0: free slot */
+	uint32_t id;			/* connection id, 0: a free entry */
 	uint64_t num;			/* 1, 2, ... in accept order */
 	char peer[96];
 	struct rdmaxfer_addr peer_addr;	/* ... its address, for --max-per-host */
@@ -60,7 +60,7 @@ struct sconn {
 	uint64_t b_msgs, b_bytes;	/* data messages since BENCH_BEGIN */
 	uint64_t bench_msgs;		/* all bench messages of the connection */
 	bool recv_pending;		/* RECV events not handled yet */
-	bool echo_blocked;		/* no free echo slot: wait for a SEND */
+	bool echo_blocked;		/* no free echo buffer: wait for a SEND */
 	/*
 	 * Receive slots, posted at a BENCH_BEGIN that asks for them: from
 	 * then on the client's SENDs land there with no copy, its control
@@ -104,9 +104,9 @@ struct server {
 	struct admit admit;		/* --key, --key-file, --allow */
 	bool no_atomic_told;		/* "device has no atomics" was said */
 	struct sconn conns[SERVE_MAX_CONNS];
-	struct proto_msg *ctl;		/* CTL_SLOTS registered answer slots */
+	struct proto_msg *ctl;		/* CTL_ANSWERS registered answer buffers */
 	uint32_t ctl_buf;
-	bool slot_busy[CTL_SLOTS];
+	bool ctl_busy[CTL_ANSWERS];
 	unsigned char *rbuf;		/* RECV buffer */
 	uint32_t rbuf_len;
 	bool stdout_at_bol;		/* stdout is at the beginning of a line */
@@ -115,10 +115,10 @@ struct server {
 	uint64_t bytes_written, rounds, msgs, msg_bytes, errors;
 	uint64_t bench_msgs, bench_bytes, echoed;
 	double start;
-	/* the echo ring: ECHO_SLOTS registered buffers of echo_stride bytes */
+	/* the echo ring: ECHO_BUFS registered buffers of echo_stride bytes */
 	unsigned char *echo;
 	uint32_t echo_buf, echo_stride;
-	uint32_t echo_free[ECHO_SLOTS];	/* stack of free slot numbers */
+	uint32_t echo_free[ECHO_BUFS];	/* stack of free buffer numbers */
 	unsigned int echo_nfree;
 	struct rdmaxfer_op echo_ops[REAP_MAX];	/* echo SENDs not submitted yet */
 	unsigned int echo_nops;

@@ -239,7 +239,7 @@ static bool host_full(struct server *srv, uint32_t id, const struct rdmaxfer_add
 	return true;
 }
 
-/* Accept what the listeners have queued, as far as --count and slots allow. */
+/* Accept what the listeners have queued, as far as --count and SERVE_MAX_CONNS allow. */
 void accept_all(struct server *srv)
 {
 	struct rdmaxfer_addr peer;

@@ -2,7 +2,7 @@
 /*
  * rdmaxfer serve - messages: the control messages of proto.h (WRITE_BEGIN,
  * CSUM_REQ, SYNC, BENCH_BEGIN, BENCH_END, CPU_REQ) and their answers from
- * CTL_SLOTS registered answer buffers, user data to stdout or --out, and
+ * CTL_ANSWERS registered answer buffers, user data to stdout or --out, and
  * the end of a write round (WRITE_IMM: save, CRC32C, ROUND_DONE).  A REAP
  * round marks the connections with messages; each is drained once per
  * round (recv_marked()).  See serve.c for the whole server.
@@ -30,23 +30,23 @@
 static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *m)
 {
 	struct rdmaxfer_op op = { .opcode = RDMAXFER_OP_SEND };
-	unsigned int slot;
+	unsigned int ans;
 	int err;
 
-	for (slot = 0; slot < CTL_SLOTS && srv->slot_busy[slot]; slot++)
+	for (ans = 0; ans < CTL_ANSWERS && srv->ctl_busy[ans]; ans++)
 		;
-	if (slot == CTL_SLOTS || sc->replies >= MAX_REPLIES_PER_CONN) {
+	if (ans == CTL_ANSWERS || sc->replies >= MAX_REPLIES_PER_CONN) {
 		warnx_("connection %llu from %s: too many requests in flight, dropping it",
 		       (unsigned long long)sc->num, sc->peer);
 		drop_conn(srv, sc);
 		return;
 	}
-	proto_encode(&srv->ctl[slot], m);
+	proto_encode(&srv->ctl[ans], m);
 	op.conn_id = sc->id;
 	op.buf_id = srv->ctl_buf;
-	op.buf_offset = (uint64_t)slot * sizeof(struct proto_msg);
+	op.buf_offset = (uint64_t)ans * sizeof(struct proto_msg);
 	op.length = sizeof(struct proto_msg);
-	op.user_data = slot + 1;
+	op.user_data = ans + 1;
 	while ((err = rdx_submit(srv->fd, &op, 1, NULL))) {
 		if (err == EINTR)
 			continue;
@@ -56,7 +56,7 @@ static void reply(struct server *srv, struct sconn *sc, const struct proto_msg *
 			       (unsigned long long)sc->num, sc->peer, strerror(err));
 		return;
 	}
-	srv->slot_busy[slot] = true;
+	srv->ctl_busy[ans] = true;
 	sc->replies++;
 }
 
@@ -200,12 +200,12 @@ void output_message(struct server *srv, const unsigned char *p, uint32_t len)
  * messages may arrive (and their events be queued) before we accepted the
  * connection, so events and messages are not paired up; a RECV event whose
  * message was taken already finds the queue empty (EAGAIN).  In ECHO mode
- * a message is received straight into a free slot of the echo ring and
- * queued for flush_echoes(); with no free slot, the rest waits.
+ * a message is received straight into a free buffer of the echo ring and
+ * queued for flush_echoes(); with no free buffer, the rest waits.
  */
 void handle_recv(struct server *srv, struct sconn *sc)
 {
-	uint32_t id = sc->id, slot = 0, room, len;
+	uint32_t id = sc->id, eb = 0, room, len;
 	struct proto_msg m;
 	unsigned char *p;
 	bool echo;
@@ -221,8 +221,8 @@ void handle_recv(struct server *srv, struct sconn *sc)
 				sc->echo_blocked = true;
 				return;
 			}
-			slot = srv->echo_free[srv->echo_nfree - 1];
-			p = srv->echo + (uint64_t)slot * srv->echo_stride;
+			eb = srv->echo_free[srv->echo_nfree - 1];
+			p = srv->echo + (uint64_t)eb * srv->echo_stride;
 			room = srv->echo_stride;
 		} else {
 			p = srv->rbuf;
@@ -266,9 +266,9 @@ void handle_recv(struct server *srv, struct sconn *sc)
 				op->opcode = RDMAXFER_OP_SEND;
 				op->conn_id = id;
 				op->buf_id = srv->echo_buf;
-				op->buf_offset = (uint64_t)slot * srv->echo_stride;
+				op->buf_offset = (uint64_t)eb * srv->echo_stride;
 				op->length = len;
-				op->user_data = ECHO_TAG | slot;
+				op->user_data = ECHO_TAG | eb;
 				srv->echo_nfree--;
 			}
 			continue;

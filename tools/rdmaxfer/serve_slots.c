@@ -8,7 +8,7 @@
  * REAP round (flush_reposts()).  Echo slots are answered by the kernel,
  * sink slots dropped by it (their counts come from QUERY_CONN,
  * sink_count()).  Without slots, ECHO mode SENDs each message back from a
- * ring of ECHO_SLOTS registered buffers, batched per REAP round
+ * ring of ECHO_BUFS registered buffers, batched per REAP round
  * (flush_echoes()); an echo not sent within ECHO_STALL_S drops its client.
  * See serve.c for the whole server.
  */
@@ -330,15 +330,15 @@ void slot_echo_done(struct server *srv, uint32_t conn_id, uint64_t user_data)
 		repost_slot(srv, sc, slot);
 }
 
-/* An echo SEND completed: its slot is free, blocked connections may go on. */
+/* An echo SEND completed: its buffer is free, blocked connections may go on. */
 void echo_done(struct server *srv, uint64_t user_data)
 {
-	uint32_t slot = (uint32_t)(user_data & ~ECHO_TAG);
+	uint32_t eb = (uint32_t)(user_data & ~ECHO_TAG);
 	unsigned int i;
 
-	if (slot >= ECHO_SLOTS || srv->echo_nfree >= ECHO_SLOTS)
+	if (eb >= ECHO_BUFS || srv->echo_nfree >= ECHO_BUFS)
 		return;
-	srv->echo_free[srv->echo_nfree++] = slot;
+	srv->echo_free[srv->echo_nfree++] = eb;
 	for (i = 0; i < SERVE_MAX_CONNS; i++)
 		if (srv->conns[i].id && srv->conns[i].echo_blocked) {
 			srv->conns[i].echo_blocked = false;

@@ -22,7 +22,7 @@
 
 #define REAP_MAX	64
 #define CTL_BUF_SIZE	4096
-#define CTL_SLOTS	(CTL_BUF_SIZE / sizeof(struct proto_msg))
+#define CTL_ANSWERS	(CTL_BUF_SIZE / sizeof(struct proto_msg))
 #define MAX_DEPTH	256
 #define CTL_COOKIE	(1ull << 63)	/* user_data of control messages */
 
@@ -563,7 +563,7 @@ int session_ctl_send(struct session *s, const struct proto_msg *req)
 		.length = sizeof(struct proto_msg),
 	};
 
-	s->ctl_slot = (s->ctl_slot + 1) % CTL_SLOTS;
+	s->ctl_slot = (s->ctl_slot + 1) % CTL_ANSWERS;
 	proto_encode((struct proto_msg *)s->ctl + s->ctl_slot, req);
 	op.buf_offset = (uint64_t)s->ctl_slot * sizeof(struct proto_msg);
 	op.user_data = CTL_COOKIE | (op.buf_offset + 1);
