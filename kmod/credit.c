@@ -85,7 +85,7 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
  * rdmaxfer_tx_place - bring the peer's receive entries to one a message fits
  * @conn: the connection
  * @len: the message's length
- * @data: a user's SEND, which only a slot takes
+ * @kind: a control message, or a user's SEND, which only a slot takes
  *
  * The caller has claimed a credit for the message itself.  Every entry
  * before the first one that fits is used up by a skip, which takes another
