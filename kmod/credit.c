@@ -17,10 +17,12 @@
  *
  * The peer's side.  We mirror what the peer announced (c_tx_caps, from
  * rdmaxfer_handle_credit() and the credits of every message,
- * rdmaxfer_credits_returned()) and put each message in the next entry it
- * fits (rdmaxfer_tx_place()), posting skips (empty SENDs) for the entries
- * it must pass over, under c_lock with the post, so messages take the
- * entries in the order the mirror says.  A message that fits none yet asks
+ * rdmaxfer_credits_returned()).  Every message, whoever sends it (control
+ * messages, echoes, zero-copy SENDs), claims a credit with
+ * rdmaxfer_tx_claim() and goes with rdmaxfer_tx_post(), into the next entry
+ * it fits, after skips (empty SENDs) for the entries it must pass over,
+ * under c_lock with the post, so messages take the entries in the order
+ * the mirror says.  A message that fits none yet asks
  * for one with a WANT (rdmaxfer_tx_want()).  See proto.h for the rules.
  *
  * Locking: c_lock (bottom halves off) covers both sides' counts and the
@@ -82,22 +84,50 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * rdmaxfer_tx_place - bring the peer's receive entries to one a message fits
+ * rdmaxfer_tx_claim - claim a credit for one message to the peer
  * @conn: the connection
- * @len: the message's length
- * @kind: a control message, or a user's SEND, which only a slot takes
+ * @reserve: credits to leave unclaimed: 0 for a CREDIT or WANT message
+ *	(they announce, so they never wait), 1 for any other message (the
+ *	last credit is theirs), RDMAXFER_DATA_RESERVE for a copied SEND's data
  *
- * The caller has claimed a credit for the message itself.  Every entry
- * before the first one that fits is used up by a skip, which takes another
- * credit (the last unclaimed one stays for CREDIT messages) and a send WR.
- * On success the message must be posted before c_lock is dropped.  On
- * -EAGAIN some skips may have been posted.
+ * Every message to the peer, skips included, lands in one entry of its
+ * receive queue, which it announced as a credit: this is where a sender
+ * takes one, and rdmaxfer_tx_unclaim() where it gives back one it did not
+ * use.  The message then goes with rdmaxfer_tx_post().
  *
  * Context: c_lock held.
- * Return: 0, -EAGAIN (no announced entry fits yet, or no room to skip), or
- * the error of ib_post_send().
+ * Return: true if a credit was claimed.
  */
-int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
+bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve)
+{
+	lockdep_assert_held(&conn->c_lock);
+	if (conn->c_credits <= reserve)
+		return false;
+	conn->c_credits--;
+	return true;
+}
+
+/**
+ * rdmaxfer_tx_unclaim - give back a credit a message did not use
+ * @conn: the connection
+ *
+ * Context: c_lock held.
+ */
+void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn)
+{
+	lockdep_assert_held(&conn->c_lock);
+	conn->c_credits++;
+}
+
+/*
+ * Bring the peer's receive entries to the first one a message of @kind and
+ * @len fits: every entry before it is used up by a skip, which claims a
+ * credit of its own (the last one stays for CREDIT messages) and a send WR.
+ * On success the message must be posted before c_lock is dropped.  On
+ * -EAGAIN (no announced entry fits yet, or no room to skip) some skips may
+ * have been posted.  c_lock held.
+ */
+static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &conn->c_skip_cqe,
@@ -120,11 +150,12 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kin
 	 * skipped come back (control buffers while the peer has few posted,
 	 * slots always), so the peer announces more and the rest can follow.
 	 */
-	while (conn->c_tx_seq != seq && conn->c_credits >= 2 && conn->c_wr_free) {
+	while (conn->c_tx_seq != seq && conn->c_wr_free && rdmaxfer_tx_claim(conn, 1)) {
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
-		if (ret)
+		if (ret) {
+			rdmaxfer_tx_unclaim(conn);
 			break;
-		conn->c_credits--;
+		}
 		conn->c_wr_free--;
 		conn->c_tx_seq++;
 		skips++;
@@ -136,6 +167,46 @@ int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kin
 		return ret;
 	rdmaxfer_tx_want(conn, len, kind);
 	return -EAGAIN;
+}
+
+/**
+ * rdmaxfer_tx_post - post a message into the peer's next entry it fits
+ * @conn: the connection
+ * @wr: the SEND; with slot headers (hdr.c) a user message's first SGE is
+ *	its header's, filled in here once the message's entry is known
+ * @cqe: its completion, owed from the post on (sq.c)
+ * @len: its length on the wire
+ * @kind: a control message, or a user's SEND, which only a slot takes
+ * @imm: a user message's immediate data, for its header
+ *
+ * The caller has claimed a credit (rdmaxfer_tx_claim()) and a send WR for
+ * the message.  Skips go first where the next announced entries do not
+ * fit; the message then takes entry c_tx_seq, and the next message the
+ * one after it.  Every sender goes through here, so the entries are taken
+ * in the order the mirror (c_tx_caps) says.
+ *
+ * Context: c_lock held.
+ * Return: 0; -EAGAIN if no announced entry fits yet (the credit and the
+ * WR are still the caller's: a WANT is due, see rdmaxfer_tx_want()); or
+ * the error of ib_post_send().
+ */
+int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+		     struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm)
+{
+	int ret;
+
+	lockdep_assert_held(&conn->c_lock);
+	ret = rdmaxfer_tx_place(conn, len, kind);
+	if (ret)
+		return ret;
+	if (kind == RDMAXFER_KIND_USER && rdmaxfer_hdr_len(conn))
+		rdmaxfer_hdr_tx(conn, wr->sg_list, imm);
+	ret = ib_post_send(conn->c_qp, wr, NULL);
+	if (ret)
+		return ret;
+	rdmaxfer_sq_owe(conn, cqe);
+	conn->c_tx_seq++;
+	return 0;
 }
 
 /*
@@ -306,13 +377,13 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	ct = NULL;
 	if (conn->c_want_due)
 		type = RDMAXFER_MSG_WANT;
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_credits && conn->c_wr_free &&
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_wr_free &&
 	    !list_empty(&conn->c_free_sends) &&
 	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
-	     rdmaxfer_want_due(conn) || conn->c_first_due)) {
+	     rdmaxfer_want_due(conn) || conn->c_first_due) &&
+	    rdmaxfer_tx_claim(conn, 0)) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
-		conn->c_credits--;
 		conn->c_wr_free--;
 	}
 	spin_unlock_bh(&conn->c_lock);

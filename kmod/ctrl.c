@@ -55,11 +55,10 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 		ct = ERR_PTR(-ENOTCONN);
 	} else if (user && conn->c_reg_waits) {
 		/* held back until the registration is posted */
-	} else if (conn->c_credits > reserve && conn->c_wr_free &&
-		   !list_empty(&conn->c_free_sends)) {
+	} else if (conn->c_wr_free && !list_empty(&conn->c_free_sends) &&
+		   rdmaxfer_tx_claim(conn, reserve)) {
 		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
-		conn->c_credits--;
 		conn->c_wr_free--;
 	} else if (reserve == 1 && conn->c_credits == 1 && conn->c_peer_slots) {
 		/* a control message; its real length is asked for if need be */
@@ -131,14 +130,14 @@ static void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
 {
 	spin_lock_bh(&conn->c_lock);
-	conn->c_credits++;
+	rdmaxfer_tx_unclaim(conn);
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_ctrl_put(conn, ct, false);
 }
 
 /*
  * Post a control message: it takes the peer's next entry it fits (see
- * rdmaxfer_tx_place()).  Returns -EAGAIN if none does yet, with everything
+ * rdmaxfer_tx_post()).  Returns -EAGAIN if none does yet, with everything
  * still held.  A CREDIT message gets its runs here (@length is then 0).
  */
 int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -206,18 +205,14 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	}
 	hdr->length = cpu_to_be32(length);
 	sge.length = sizeof(*hdr) + length;
-	if (last && conn->c_rx_ann == rx_ann && !conn->c_first_due)
+	if (last && conn->c_rx_ann == rx_ann && !conn->c_first_due) {
 		ret = -EAGAIN;
-	else
-		ret = rdmaxfer_tx_place(conn, sge.length, RDMAXFER_KIND_CTRL);
-	if (!ret) {
+	} else {
 		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
-		ret = ib_post_send(conn->c_qp, &wr, NULL);
+		ret = rdmaxfer_tx_post(conn, &wr, &ct->ct_cqe, sge.length, RDMAXFER_KIND_CTRL, 0);
 	}
 	if (!ret) {
-		rdmaxfer_sq_owe(conn, &ct->ct_cqe);
 		WRITE_ONCE(conn->c_first_due, false);
-		conn->c_tx_seq++;
 		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_TX, type, conn->c_rx_ann - rx_ann);
 		if (type == RDMAXFER_MSG_WANT) {
 			WRITE_ONCE(conn->c_want_due, false);

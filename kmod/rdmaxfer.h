@@ -1121,7 +1121,10 @@ void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 /* credit.c */
 u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
-int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
+bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve);
+void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn);
+int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+		     struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm);
 void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
 void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);

@@ -104,32 +104,25 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 		return -ENOTCONN;
 	if (!conn->c_wr_free)
 		return -EAGAIN;
-	if (conn->c_credits < 2) {
+	/* the credit and the WR of the echo itself; skips claim their own */
+	if (!rdmaxfer_tx_claim(conn, 1)) {
 		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
 		return -EAGAIN;
 	}
+	conn->c_wr_free--;
 	for (i = 0; i < req->r_nsge && left; i++) {
 		sge[1 + i] = req->r_sge[1 + i];
 		sge[1 + i].length = min(sge[1 + i].length, left);
 		left -= sge[1 + i].length;
 	}
 	wr.num_sge = i + !!hdr;
-	/* claim the credit and the WR of the echo itself, then skip */
-	conn->c_credits--;
-	conn->c_wr_free--;
-	ret = rdmaxfer_tx_place(conn, len, RDMAXFER_KIND_USER);
+	req->r_cqe.cqe.done = rdmaxfer_echo_done;
+	ret = rdmaxfer_tx_post(conn, &wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
+			       req->r_echo_imm);
 	if (!ret) {
-		if (hdr)
-			rdmaxfer_hdr_tx(conn, &sge[0], req->r_echo_imm);
-		req->r_cqe.cqe.done = rdmaxfer_echo_done;
-		ret = ib_post_send(conn->c_qp, &wr, NULL);
-	}
-	if (!ret) {
-		rdmaxfer_sq_owe(conn, &req->r_cqe);
-		conn->c_tx_seq++;
 		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_ECHO, RDMAXFER_MSG_USER, len);
 	} else {
-		conn->c_credits++;
+		rdmaxfer_tx_unclaim(conn);
 		conn->c_wr_free++;
 	}
 	return ret;
@@ -386,22 +379,14 @@ int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool 
 	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
-	} else if (conn->c_credits < 2) {
+	} else if (!rdmaxfer_tx_claim(conn, 1)) {
 		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
 		ret = -EAGAIN;
 	} else {
-		conn->c_credits--;
-		ret = rdmaxfer_tx_place(conn, len, RDMAXFER_KIND_USER);
-		if (!ret && hdr)
-			rdmaxfer_hdr_tx(conn, &req->r_sge[0], req->r_event.ev.imm_data);
-		if (!ret)
-			ret = ib_post_send(conn->c_qp, wr, NULL);
-		if (!ret) {
-			rdmaxfer_sq_owe(conn, &req->r_cqe);
-			conn->c_tx_seq++;
-		} else {
-			conn->c_credits++;
-		}
+		ret = rdmaxfer_tx_post(conn, wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
+				       req->r_event.ev.imm_data);
+		if (ret)
+			rdmaxfer_tx_unclaim(conn);
 		if (!ret && trace)
 			trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	}
