@@ -117,7 +117,7 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT |
 				  (rdmaxfer_port_has_imm(conn->c_dev->rd_ib, conn->c_port) ?
 				   0 : RDMAXFER_HELLO_SLOT_HDR) |
-				  (conn->c_probe ? RDMAXFER_HELLO_PROBE : 0));
+				  (conn->c_ka.ka_probe ? RDMAXFER_HELLO_PROBE : 0));
 	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
@@ -172,12 +172,12 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 	/* the READ probe stands apart from slots (keepalive.c) */
 	conn->c_peer_features = features | probe;
 	conn->c_slot_hdr = features & RDMAXFER_HELLO_SLOT_HDR;
-	conn->c_credits = credits;
-	conn->c_peer_recvs = rq;
-	conn->c_tx_seq = 0;
-	conn->c_tx_end = credits;
+	conn->c_lg.lg_credits = credits;
+	conn->c_lg.lg_peer_recvs = rq;
+	conn->c_lg.lg_tx_seq = 0;
+	conn->c_lg.lg_tx_end = credits;
 	for (i = 0; i < credits; i++)
-		conn->c_tx_caps[i] = ctrl;
+		conn->c_lg.lg_tx_caps[i] = ctrl;
 	conn->c_peer_ctrl_size = ctrl;
 	conn->c_peer_seg_size = seg;
 	conn->c_peer_max_msg = max_msg;
@@ -195,7 +195,7 @@ void rdmaxfer_conn_limits(struct rdmaxfer_conn *conn)
 	if (conn->c_read_piece)
 		piece = min_t(u64, piece, conn->c_read_piece);
 	u32 sge = min(conn->c_qp->max_write_sge, conn->c_qp->max_read_sge);
-	u64 by_wrs = (u64)(conn->c_wr_free / 2) * sge * PAGE_SIZE;
+	u64 by_wrs = (u64)(conn->c_sq.sq_wr_free / 2) * sge * PAGE_SIZE;
 
 	conn->c_max_op = min((u64)(RDMAXFER_RW_CTXS / 2 - 1) * piece, by_wrs);
 }
@@ -710,11 +710,11 @@ int rdmaxfer_ioctl_query_conn(struct rdmaxfer_file *rf, void *arg)
 	out.max_msg_size = rdmaxfer_lmr_max_msg(conn);
 	if (conn->c_peer_features & RDMAXFER_HELLO_SLOTS)
 		out.conn_flags |= RDMAXFER_CONN_F_RECV_SLOTS;
-	if (READ_ONCE(conn->c_peer_slots))
+	if (READ_ONCE(conn->c_lg.lg_peer_slots))
 		out.conn_flags |= RDMAXFER_CONN_F_PEER_SLOTS;
 	spin_lock_bh(&conn->c_lock);
-	out.sink_msgs = conn->c_sink_msgs;
-	out.sink_bytes = conn->c_sink_bytes;
+	out.sink_msgs = conn->c_sl.sl_sink_msgs;
+	out.sink_bytes = conn->c_sl.sl_sink_bytes;
 	spin_unlock_bh(&conn->c_lock);
 	mutex_unlock(&conn->c_teardown_lock);
 	rdmaxfer_obj_put(&conn->c_obj);

@@ -17,7 +17,7 @@
  * work, and never sleep.  The receive CQ's handlers complete the user's
  * messages in slots (and send echoes back) themselves, and hand the peer's
  * control messages, which allocate and take mutexes, to a work item
- * (c_rx_work, ctrl.c); so c_lock and the file's rf_ev_lock are always
+ * (cb_rx_work, ctrl.c); so c_lock and the file's rf_ev_lock are always
  * taken with bottom halves off.  On Soft-RoCE, whose send, receive
  * and completion processing runs in tasklets, a post made with bottom
  * halves off then completes at spin_unlock_bh(), in the poster's context,
@@ -347,8 +347,8 @@ void rdmaxfer_conn_free(struct rdmaxfer_conn *conn)
 	if (conn->c_counted)
 		rdmaxfer_conns_put(conn->c_obj.file);
 	rdmaxfer_auth_free(conn);
-	kfree(conn->c_tx_caps);
-	kfree(conn->c_rx_caps);
+	kfree(conn->c_lg.lg_tx_caps);
+	kfree(conn->c_lg.lg_rx_caps);
 	kfree(conn);
 }
 
@@ -367,9 +367,9 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	conn = kzalloc_obj(*conn, GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	conn->c_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	conn->c_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	if (!conn->c_tx_caps || !conn->c_rx_caps) {
+	conn->c_lg.lg_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	conn->c_lg.lg_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!conn->c_lg.lg_tx_caps || !conn->c_lg.lg_rx_caps) {
 		rdmaxfer_conn_free(conn);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -378,20 +378,20 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_dev_entry);
 	spin_lock_init(&conn->c_lock);
 	WRITE_ONCE(conn->c_state, RDMAXFER_CS_CONNECTING);
-	INIT_LIST_HEAD(&conn->c_free_sends);
-	INIT_LIST_HEAD(&conn->c_msgs);
-	INIT_LIST_HEAD(&conn->c_sq_pieces);
-	conn->c_err_cqe.done = rdmaxfer_err_done;
+	INIT_LIST_HEAD(&conn->c_cb.cb_free_sends);
+	INIT_LIST_HEAD(&conn->c_cb.cb_msgs);
+	INIT_LIST_HEAD(&conn->c_sq.sq_pieces);
+	conn->c_sq.sq_err_cqe.done = rdmaxfer_err_done;
 	INIT_LIST_HEAD(&conn->c_windows);
-	INIT_LIST_HEAD(&conn->c_held_recvs);
-	INIT_LIST_HEAD(&conn->c_held_slots);
-	INIT_LIST_HEAD(&conn->c_echo_wait);
-	INIT_LIST_HEAD(&conn->c_rx_defer);
-	INIT_LIST_HEAD(&conn->c_spare_recvs);
-	INIT_WORK(&conn->c_rx_work, rdmaxfer_rx_work);
-	conn->c_skip_cqe.done = rdmaxfer_skip_done;
+	INIT_LIST_HEAD(&conn->c_cb.cb_held);
+	INIT_LIST_HEAD(&conn->c_sl.sl_held);
+	INIT_LIST_HEAD(&conn->c_sl.sl_echo_wait);
+	INIT_LIST_HEAD(&conn->c_cb.cb_rx_defer);
+	INIT_LIST_HEAD(&conn->c_cb.cb_spare);
+	INIT_WORK(&conn->c_cb.cb_rx_work, rdmaxfer_rx_work);
+	conn->c_lg.lg_skip_cqe.done = rdmaxfer_skip_done;
 	INIT_LIST_HEAD(&conn->c_lmrs);
-	INIT_LIST_HEAD(&conn->c_sq_owed);
+	INIT_LIST_HEAD(&conn->c_sq.sq_owed);
 	mutex_init(&conn->c_lmr_lock);
 	xa_init(&conn->c_peer_wins);
 	mutex_init(&conn->c_peer_win_lock);
@@ -517,7 +517,7 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	if (ret)
 		return ret;
 	/* the READ probe (keepalive.c): one rdma_rw context more, and its WRs */
-	probe_ctxs = conn->c_probe ? 1 : 0;
+	probe_ctxs = conn->c_ka.ka_probe ? 1 : 0;
 	BUILD_BUG_ON(RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE + 3 * (RDMAXFER_RW_CTXS + 1) >
 		     RDMAXFER_SQ_BOUND);
 	conn->c_scq_size = RDMAXFER_SQ_WRS + RDMAXFER_SQ_SPARE +
@@ -559,10 +559,10 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	 * rdma_rw added its WRs to max_send_wr; keep the drain's and the
 	 * probe's (a READ probe's registration and invalidation too)
 	 */
-	conn->c_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE -
+	conn->c_sq.sq_wr_free = min(attr.cap.max_send_wr, conn->c_scq_size) - RDMAXFER_SQ_SPARE -
 			  2 * probe_ctxs;
-	conn->c_wr_max = conn->c_wr_free;
-	conn->c_rw_free = RDMAXFER_RW_CTXS;
+	conn->c_sq.sq_wr_max = conn->c_sq.sq_wr_free;
+	conn->c_sq.sq_rw_free = RDMAXFER_RW_CTXS;
 	/*
 	 * The buffer's SGEs of a SEND or slot; a slot header (hdr.c) takes
 	 * one.  On siw one MR, and so one SGE (rdmaxfer_lmr_one_mr()).
@@ -621,7 +621,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	wake_up_all(&conn->c_wait);
 	complete_all(&conn->c_route);
 	complete_all(&conn->c_established);
-	cancel_delayed_work_sync(&conn->c_ka_work);	/* down: it no longer re-arms */
+	cancel_delayed_work_sync(&conn->c_ka.ka_work);	/* down: it no longer re-arms */
 
 	/*
 	 * Disconnect first: the QP goes to error, so a poster waiting for a
@@ -635,7 +635,7 @@ static bool rdmaxfer_conn_stop(struct rdmaxfer_conn *conn, int error)
 	if (conn->c_qp)
 		ib_drain_qp(conn->c_qp);
 	/* the completions handed to the receive work are handled too */
-	flush_work(&conn->c_rx_work);
+	flush_work(&conn->c_cb.cb_rx_work);
 	cancel_work_sync(&conn->c_up_work);	/* queued by a receive */
 	rdmaxfer_sq_sweep(conn);
 	rdmaxfer_sq_flush_owed(conn);

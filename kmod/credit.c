@@ -4,18 +4,18 @@
  * messages may take, and which of ours we announce to it.
  *
  * Our side.  Every entry we post on the receive queue (a control buffer,
- * ctrl.c, or a user's slot, slot.c) gets the next number (c_rx_seq), and
- * its kind and capacity are remembered (c_rx_caps) until they are
+ * ctrl.c, or a user's slot, slot.c) gets the next number (lg_rx_seq), and
+ * its kind and capacity are remembered (lg_rx_caps) until they are
  * announced, in order (rdmaxfer_announce()): hdr.credits of any message
  * announces the leading control buffers, a CREDIT message runs of anything
  * after.  rdmaxfer_maybe_send_credits() sends a CREDIT when half the
  * receive depth is owed and nothing else is going out, or when that lets a
  * WANT of the peer's through (rdmaxfer_want_due()).  A message whose
- * content waits for the user keeps its entry off the queue (c_held_recvs,
- * c_held_slots) until the user takes what it brought
+ * content waits for the user keeps its entry off the queue (cb_held,
+ * sl_held) until the user takes what it brought
  * (rdmaxfer_conn_grant()).
  *
- * The peer's side.  We mirror what the peer announced (c_tx_caps, from
+ * The peer's side.  We mirror what the peer announced (lg_tx_caps, from
  * rdmaxfer_handle_credit() and the credits of every message,
  * rdmaxfer_credits_returned()).  Every message, whoever sends it (control
  * messages, echoes, zero-copy SENDs), claims a credit with
@@ -54,7 +54,7 @@ static bool rdmaxfer_tx_fits(u32 cap, u32 len, enum rdmaxfer_msg_kind kind)
  */
 void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
-	u32 *want = &conn->c_want[kind], sent = conn->c_want_sent[kind];
+	u32 *want = &conn->c_lg.lg_want[kind], sent = conn->c_lg.lg_want_sent[kind];
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!(conn->c_peer_features & RDMAXFER_HELLO_WANT))
@@ -65,7 +65,7 @@ void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kin
 	if (!*want || len < *want)
 		*want = len;
 	if (!sent || *want < sent)
-		WRITE_ONCE(conn->c_want_due, true);
+		WRITE_ONCE(conn->c_lg.lg_want_due, true);
 }
 
 /**
@@ -77,7 +77,8 @@ void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kin
  */
 void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_skip_cqe);
+	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn,
+						  c_lg.lg_skip_cqe);
 
 	rdmaxfer_conn_wc_failed(conn, wc);
 	rdmaxfer_wr_release(conn, 1, 0);
@@ -101,9 +102,9 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve)
 {
 	lockdep_assert_held(&conn->c_lock);
-	if (conn->c_credits <= reserve)
+	if (conn->c_lg.lg_credits <= reserve)
 		return false;
-	conn->c_credits--;
+	conn->c_lg.lg_credits--;
 	return true;
 }
 
@@ -116,7 +117,7 @@ bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve)
 void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
-	conn->c_credits++;
+	conn->c_lg.lg_credits++;
 }
 
 /*
@@ -130,7 +131,7 @@ void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn)
 static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	struct ib_send_wr wr = {
-		.wr_cqe = &conn->c_skip_cqe,
+		.wr_cqe = &conn->c_lg.lg_skip_cqe,
 		.opcode = IB_WR_SEND,		/* no SGE: an empty message */
 		.send_flags = IB_SEND_SIGNALED,
 	};
@@ -138,10 +139,10 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 	int ret = 0;
 
 	lockdep_assert_held(&conn->c_lock);
-	for (seq = conn->c_tx_seq; seq != conn->c_tx_end; seq++)
-		if (rdmaxfer_tx_fits(conn->c_tx_caps[seq % RDMAXFER_RQ_RING], len, kind))
+	for (seq = conn->c_lg.lg_tx_seq; seq != conn->c_lg.lg_tx_end; seq++)
+		if (rdmaxfer_tx_fits(conn->c_lg.lg_tx_caps[seq % RDMAXFER_RQ_RING], len, kind))
 			break;
-	if (seq == conn->c_tx_end) {
+	if (seq == conn->c_lg.lg_tx_end) {
 		rdmaxfer_tx_want(conn, len, kind);
 		return -EAGAIN;
 	}
@@ -150,20 +151,20 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 	 * skipped come back (control buffers while the peer has few posted,
 	 * slots always), so the peer announces more and the rest can follow.
 	 */
-	while (conn->c_tx_seq != seq && conn->c_wr_free && rdmaxfer_tx_claim(conn, 1)) {
+	while (conn->c_lg.lg_tx_seq != seq && conn->c_sq.sq_wr_free && rdmaxfer_tx_claim(conn, 1)) {
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 		if (ret) {
 			rdmaxfer_tx_unclaim(conn);
 			break;
 		}
-		conn->c_wr_free--;
-		conn->c_tx_seq++;
+		conn->c_sq.sq_wr_free--;
+		conn->c_lg.lg_tx_seq++;
 		skips++;
 	}
 	if (skips)
 		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_SKIP,
 				    kind == RDMAXFER_KIND_USER ? RDMAXFER_MSG_USER : 0, skips);
-	if (ret || conn->c_tx_seq == seq)
+	if (ret || conn->c_lg.lg_tx_seq == seq)
 		return ret;
 	rdmaxfer_tx_want(conn, len, kind);
 	return -EAGAIN;
@@ -181,9 +182,9 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
  *
  * The caller has claimed a credit (rdmaxfer_tx_claim()) and a send WR for
  * the message.  Skips go first where the next announced entries do not
- * fit; the message then takes entry c_tx_seq, and the next message the
+ * fit; the message then takes entry lg_tx_seq, and the next message the
  * one after it.  Every sender goes through here, so the entries are taken
- * in the order the mirror (c_tx_caps) says.
+ * in the order the mirror (lg_tx_caps) says.
  *
  * Context: c_lock held.
  * Return: 0; -EAGAIN if no announced entry fits yet (the credit and the
@@ -205,7 +206,7 @@ int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
 	if (ret)
 		return ret;
 	rdmaxfer_sq_owe(conn, cqe);
-	conn->c_tx_seq++;
+	conn->c_lg.lg_tx_seq++;
 	return 0;
 }
 
@@ -220,26 +221,27 @@ u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
 	u32 n = 0, k = 0, cap;
 
 	lockdep_assert_held(&conn->c_lock);
-	while (conn->c_rx_ann + k != conn->c_rx_seq && k < U16_MAX &&
-	       !(conn->c_rx_caps[(conn->c_rx_ann + k) % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
+	while (conn->c_lg.lg_rx_ann + k != conn->c_lg.lg_rx_seq && k < U16_MAX &&
+	       !(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_ann + k) % RDMAXFER_RQ_RING] &
+		 RDMAXFER_RUN_SLOT))
 		k++;
 	hdr->credits = cpu_to_be16(k);
-	conn->c_rx_ann += k;
-	while (runs && conn->c_rx_ann != conn->c_rx_seq && n < RDMAXFER_MAX_RUNS) {
+	conn->c_lg.lg_rx_ann += k;
+	while (runs && conn->c_lg.lg_rx_ann != conn->c_lg.lg_rx_seq && n < RDMAXFER_MAX_RUNS) {
 		u32 count = 0;
 
-		cap = conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING];
-		while (conn->c_rx_ann != conn->c_rx_seq &&
-		       conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING] == cap) {
-			conn->c_rx_ann++;
+		cap = conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING];
+		while (conn->c_lg.lg_rx_ann != conn->c_lg.lg_rx_seq &&
+		       conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING] == cap) {
+			conn->c_lg.lg_rx_ann++;
 			count++;
 		}
 		run[n].count = cpu_to_be32(count);
 		run[n].cap = cpu_to_be32(cap);
 		n++;
 	}
-	if (conn->c_rx_ann == conn->c_rx_seq)
-		conn->c_rx_user_slots = 0;
+	if (conn->c_lg.lg_rx_ann == conn->c_lg.lg_rx_seq)
+		conn->c_sl.sl_user_new = 0;
 	return n * sizeof(*run);
 }
 
@@ -261,7 +263,7 @@ enum rdmaxfer_want_fit {
 static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 						  enum rdmaxfer_msg_kind kind, u32 n)
 {
-	u32 len = conn->c_peer_want[kind], i;
+	u32 len = conn->c_lg.lg_peer_want[kind], i;
 
 	lockdep_assert_held(&conn->c_lock);
 	if (!len)
@@ -269,8 +271,8 @@ static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 	/* never more than the queue holds, whatever the counts say */
 	n = min_t(u32, n, RDMAXFER_RQ_SIZE);
 	for (i = 0; i < n; i++)
-		if (rdmaxfer_tx_fits(conn->c_rx_caps[(conn->c_rx_done + i) % RDMAXFER_RQ_RING],
-				     len, kind))
+		if (rdmaxfer_tx_fits(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_done + i) %
+							   RDMAXFER_RQ_RING], len, kind))
 			break;
 	if (i + 2 <= n)
 		return RDMAXFER_WANT_FITS;
@@ -282,9 +284,9 @@ static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 /* Owe the peer enough to tell it now?  See "Our side" above. */
 static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 {
-	u32 owed = READ_ONCE(conn->c_rx_seq) - READ_ONCE(conn->c_rx_ann);
-	u32 posted = READ_ONCE(conn->c_rx_ctrl_posted) + READ_ONCE(conn->c_rx_slots);
-	u32 user = READ_ONCE(conn->c_rx_user_slots);
+	u32 owed = READ_ONCE(conn->c_lg.lg_rx_seq) - READ_ONCE(conn->c_lg.lg_rx_ann);
+	u32 posted = READ_ONCE(conn->c_cb.cb_posted) + READ_ONCE(conn->c_sl.sl_posted);
+	u32 user = READ_ONCE(conn->c_sl.sl_user_new);
 
 	/*
 	 * Half of what is posted: a peer left with a single entry is always
@@ -293,7 +295,7 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
 	 * peer may be waiting for one to send a message at all.
 	 */
 	return owed >= max(2U, posted / 2) ||
-	       (user && user >= READ_ONCE(conn->c_rx_slots) / 2);
+	       (user && user >= READ_ONCE(conn->c_sl.sl_posted) / 2);
 }
 
 /*
@@ -302,12 +304,12 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
  */
 static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 {
-	u32 posted = conn->c_rx_seq - conn->c_rx_done;
-	u32 held = conn->c_rx_ann - conn->c_rx_done;
+	u32 posted = conn->c_lg.lg_rx_seq - conn->c_lg.lg_rx_done;
+	u32 held = conn->c_lg.lg_rx_ann - conn->c_lg.lg_rx_done;
 	enum rdmaxfer_msg_kind kind;
 
 	lockdep_assert_held(&conn->c_lock);
-	if (!conn->c_peer_wants || conn->c_rx_ann == conn->c_rx_seq)
+	if (!conn->c_lg.lg_peer_wants || conn->c_lg.lg_rx_ann == conn->c_lg.lg_rx_seq)
 		return false;
 	/* a peer that took entries it was not told of holds none */
 	if (held > posted)
@@ -322,10 +324,10 @@ static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 /* Would one more posted entry let a message of the peer's WANT through? */
 static bool rdmaxfer_want_short(struct rdmaxfer_conn *conn)
 {
-	u32 posted = conn->c_rx_seq - conn->c_rx_done;
+	u32 posted = conn->c_lg.lg_rx_seq - conn->c_lg.lg_rx_done;
 
 	lockdep_assert_held(&conn->c_lock);
-	return conn->c_peer_wants &&
+	return conn->c_lg.lg_peer_wants &&
 	       (rdmaxfer_want_ready(conn, RDMAXFER_KIND_CTRL, posted) == RDMAXFER_WANT_ONE_SHORT ||
 		rdmaxfer_want_ready(conn, RDMAXFER_KIND_USER, posted) == RDMAXFER_WANT_ONE_SHORT);
 }
@@ -342,9 +344,9 @@ static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
 	do {
 		ct = NULL;
 		spin_lock_bh(&conn->c_lock);
-		if (conn->c_rx_ctrl_posted + conn->c_rx_slots < RDMAXFER_MIN_RECVS ||
+		if (conn->c_cb.cb_posted + conn->c_sl.sl_posted < RDMAXFER_MIN_RECVS ||
 		    rdmaxfer_want_short(conn)) {
-			ct = list_first_entry_or_null(&conn->c_spare_recvs, struct rdmaxfer_ctrl,
+			ct = list_first_entry_or_null(&conn->c_cb.cb_spare, struct rdmaxfer_ctrl,
 						      ct_entry);
 			if (ct)
 				list_del(&ct->ct_entry);
@@ -368,23 +370,23 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	struct rdmaxfer_ctrl *ct;
 
 	/* a hint, checked again under the lock */
-	if (!list_empty(&conn->c_spare_recvs))
+	if (!list_empty(&conn->c_cb.cb_spare))
 		rdmaxfer_spares_refill(conn);
-	if (!READ_ONCE(conn->c_peer_wants) && !READ_ONCE(conn->c_want_due) &&
+	if (!READ_ONCE(conn->c_lg.lg_peer_wants) && !READ_ONCE(conn->c_lg.lg_want_due) &&
 	    !READ_ONCE(conn->c_first_due) && !rdmaxfer_credits_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
-	if (conn->c_want_due)
+	if (conn->c_lg.lg_want_due)
 		type = RDMAXFER_MSG_WANT;
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_wr_free &&
-	    !list_empty(&conn->c_free_sends) &&
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_sq.sq_wr_free &&
+	    !list_empty(&conn->c_cb.cb_free_sends) &&
 	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
 	     rdmaxfer_want_due(conn) || conn->c_first_due) &&
 	    rdmaxfer_tx_claim(conn, 0)) {
-		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
+		ct = list_first_entry(&conn->c_cb.cb_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
-		conn->c_wr_free--;
+		conn->c_sq.sq_wr_free--;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* CREDIT and WANT messages fit any entry: they never wait */
@@ -409,11 +411,11 @@ void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
 
 	might_sleep();
 	spin_lock_bh(&conn->c_lock);
-	req = list_first_entry_or_null(&conn->c_held_slots, struct rdmaxfer_req, r_held_entry);
+	req = list_first_entry_or_null(&conn->c_sl.sl_held, struct rdmaxfer_req, r_held_entry);
 	if (req) {
 		list_del_init(&req->r_held_entry);
 	} else {
-		ct = list_first_entry_or_null(&conn->c_held_recvs, struct rdmaxfer_ctrl, ct_entry);
+		ct = list_first_entry_or_null(&conn->c_cb.cb_held, struct rdmaxfer_ctrl, ct_entry);
 		if (ct)
 			list_del_init(&ct->ct_entry);
 	}
@@ -437,19 +439,19 @@ int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 	if (!n)
 		return 0;
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_tx_end - conn->c_tx_seq + (u64)n > conn->c_peer_recvs) {
+	if (conn->c_lg.lg_tx_end - conn->c_lg.lg_tx_seq + (u64)n > conn->c_lg.lg_peer_recvs) {
 		ret = -EPROTO;
 	} else {
 		for (i = 0; i < n; i++)
-			conn->c_tx_caps[conn->c_tx_end++ % RDMAXFER_RQ_RING] = cap;
-		conn->c_credits += n;
+			conn->c_lg.lg_tx_caps[conn->c_lg.lg_tx_end++ % RDMAXFER_RQ_RING] = cap;
+		conn->c_lg.lg_credits += n;
 		/* the senders that wait try again, and ask again if still stuck */
-		WRITE_ONCE(conn->c_want_due, false);
-		memset(conn->c_want, 0, sizeof(conn->c_want));
-		memset(conn->c_want_sent, 0, sizeof(conn->c_want_sent));
+		WRITE_ONCE(conn->c_lg.lg_want_due, false);
+		memset(conn->c_lg.lg_want, 0, sizeof(conn->c_lg.lg_want));
+		memset(conn->c_lg.lg_want_sent, 0, sizeof(conn->c_lg.lg_want_sent));
 		if (cap & RDMAXFER_RUN_SLOT)
-			conn->c_peer_slots = true;
-		now = conn->c_credits;
+			conn->c_lg.lg_peer_slots = true;
+		now = conn->c_lg.lg_credits;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (!ret) {
@@ -495,9 +497,9 @@ int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 	if ((!ctrl && !data) || ctrl > RDMAXFER_CTRL_SIZE || data > RDMAXFER_RUN_CAP_MASK)
 		return -EPROTO;
 	spin_lock_bh(&conn->c_lock);
-	WRITE_ONCE(conn->c_peer_wants, true);
-	conn->c_peer_want[RDMAXFER_KIND_CTRL] = ctrl;
-	conn->c_peer_want[RDMAXFER_KIND_USER] = data;
+	WRITE_ONCE(conn->c_lg.lg_peer_wants, true);
+	conn->c_lg.lg_peer_want[RDMAXFER_KIND_CTRL] = ctrl;
+	conn->c_lg.lg_peer_want[RDMAXFER_KIND_USER] = data;
 	spin_unlock_bh(&conn->c_lock);
 	/* answered when its buffer is back (rdmaxfer_maybe_send_credits()) */
 	return 0;

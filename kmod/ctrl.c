@@ -19,7 +19,7 @@
  * Every received message is validated in rdmaxfer_handle_msg() (type,
  * length, credits, every field; overflow-checked); a bad one drops the
  * connection (-EPROTO), nothing else.  The receive CQ polls in softirq
- * context; control messages are handed to a work item (c_rx_work, "the
+ * context; control messages are handed to a work item (cb_rx_work, "the
  * receive CQ" below), so their handlers may sleep: they allocate, take
  * c_peer_win_lock and queue events on the file.  A message whose content
  * waits for the user (a SEND's data until RECV, a window's event until
@@ -53,17 +53,17 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ct = ERR_PTR(-ENOTCONN);
-	} else if (user && conn->c_reg_waits) {
+	} else if (user && conn->c_sq.sq_reg_waits) {
 		/* held back until the registration is posted */
-	} else if (conn->c_wr_free && !list_empty(&conn->c_free_sends) &&
+	} else if (conn->c_sq.sq_wr_free && !list_empty(&conn->c_cb.cb_free_sends) &&
 		   rdmaxfer_tx_claim(conn, reserve)) {
-		ct = list_first_entry(&conn->c_free_sends, struct rdmaxfer_ctrl, ct_entry);
+		ct = list_first_entry(&conn->c_cb.cb_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
-		conn->c_wr_free--;
-	} else if (reserve == 1 && conn->c_credits == 1 && conn->c_peer_slots) {
+		conn->c_sq.sq_wr_free--;
+	} else if (reserve == 1 && conn->c_lg.lg_credits == 1 && conn->c_lg.lg_peer_slots) {
 		/* a control message; its real length is asked for if need be */
 		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, RDMAXFER_KIND_CTRL);
-		want = conn->c_want_due;
+		want = conn->c_lg.lg_want_due;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (want)
@@ -116,8 +116,8 @@ static void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 	spin_lock_bh(&conn->c_lock);
 	if (posted)
 		list_del(&ct->ct_cqe.owed);
-	list_add(&ct->ct_entry, &conn->c_free_sends);
-	conn->c_wr_free++;
+	list_add(&ct->ct_entry, &conn->c_cb.cb_free_sends);
+	conn->c_sq.sq_wr_free++;
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 }
@@ -173,8 +173,8 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	}
 	/* a WANT another one already asked for goes as a CREDIT */
 	if (type == RDMAXFER_MSG_WANT &&
-	    (!conn->c_want_due || (!conn->c_want[RDMAXFER_KIND_CTRL] &&
-				   !conn->c_want[RDMAXFER_KIND_USER])))
+	    (!conn->c_lg.lg_want_due || (!conn->c_lg.lg_want[RDMAXFER_KIND_CTRL] &&
+				   !conn->c_lg.lg_want[RDMAXFER_KIND_USER])))
 		type = RDMAXFER_MSG_CREDIT;
 	/*
 	 * Our last credit (the one claimed for this message) goes only to a
@@ -185,27 +185,27 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	 * announce, nothing goes (the peer announces by itself: proto.h), but
 	 * for an iWARP client's first message (cm.c).
 	 */
-	last = !conn->c_credits;
+	last = !conn->c_lg.lg_credits;
 	if (last && type == RDMAXFER_MSG_WANT &&
-	    (conn->c_rx_ann == conn->c_rx_seq ||
-	     conn->c_rx_caps[conn->c_rx_ann % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
+	    (conn->c_lg.lg_rx_ann == conn->c_lg.lg_rx_seq ||
+	     conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
 		type = RDMAXFER_MSG_CREDIT;
 	hdr->type = cpu_to_be16(type);
-	rx_ann = conn->c_rx_ann;
-	user_slots = conn->c_rx_user_slots;
+	rx_ann = conn->c_lg.lg_rx_ann;
+	user_slots = conn->c_sl.sl_user_new;
 	ann = rdmaxfer_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
 	if (type == RDMAXFER_MSG_CREDIT) {
 		length = ann;
 	} else if (type == RDMAXFER_MSG_WANT) {
 		struct rdmaxfer_msg_want *want = (void *)(hdr + 1);
 
-		want->ctrl_length = cpu_to_be32(conn->c_want[RDMAXFER_KIND_CTRL]);
-		want->data_length = cpu_to_be32(conn->c_want[RDMAXFER_KIND_USER]);
+		want->ctrl_length = cpu_to_be32(conn->c_lg.lg_want[RDMAXFER_KIND_CTRL]);
+		want->data_length = cpu_to_be32(conn->c_lg.lg_want[RDMAXFER_KIND_USER]);
 		length = sizeof(*want);
 	}
 	hdr->length = cpu_to_be32(length);
 	sge.length = sizeof(*hdr) + length;
-	if (last && conn->c_rx_ann == rx_ann && !conn->c_first_due) {
+	if (last && conn->c_lg.lg_rx_ann == rx_ann && !conn->c_first_due) {
 		ret = -EAGAIN;
 	} else {
 		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
@@ -213,19 +213,20 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	}
 	if (!ret) {
 		WRITE_ONCE(conn->c_first_due, false);
-		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_TX, type, conn->c_rx_ann - rx_ann);
+		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_TX, type, conn->c_lg.lg_rx_ann - rx_ann);
 		if (type == RDMAXFER_MSG_WANT) {
-			WRITE_ONCE(conn->c_want_due, false);
-			memcpy(conn->c_want_sent, conn->c_want, sizeof(conn->c_want));
-			memset(conn->c_want, 0, sizeof(conn->c_want));
+			WRITE_ONCE(conn->c_lg.lg_want_due, false);
+			memcpy(conn->c_lg.lg_want_sent, conn->c_lg.lg_want,
+			       sizeof(conn->c_lg.lg_want));
+			memset(conn->c_lg.lg_want, 0, sizeof(conn->c_lg.lg_want));
 		}
 		/* everything told: a WANT of the peer has its answer */
-		if (conn->c_rx_ann == conn->c_rx_seq)
-			WRITE_ONCE(conn->c_peer_wants, false);
+		if (conn->c_lg.lg_rx_ann == conn->c_lg.lg_rx_seq)
+			WRITE_ONCE(conn->c_lg.lg_peer_wants, false);
 	} else {
 		/* not announced after all */
-		conn->c_rx_ann = rx_ann;
-		conn->c_rx_user_slots = user_slots;
+		conn->c_lg.lg_rx_ann = rx_ann;
+		conn->c_sl.sl_user_new = user_slots;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	return ret;
@@ -237,7 +238,7 @@ static int rdmaxfer_ctrl_post_want(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 {
 	int ret = __rdmaxfer_ctrl_post(conn, ct, type, length);
 
-	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
 		rdmaxfer_maybe_send_credits(conn);
 	return ret;
 }
@@ -304,8 +305,10 @@ int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct
 	if (conn->c_state != RDMAXFER_CS_DOWN)
 		ret = ib_post_recv(conn->c_qp, &wr, NULL);
 	if (!ret) {
-		conn->c_rx_caps[conn->c_rx_seq++ % RDMAXFER_RQ_RING] = RDMAXFER_CTRL_SIZE;
-		conn->c_rx_ctrl_posted++;
+		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_RING;
+
+		conn->c_lg.lg_rx_caps[idx] = RDMAXFER_CTRL_SIZE;
+		conn->c_cb.cb_posted++;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	return ret;
@@ -378,11 +381,11 @@ static int rdmaxfer_handle_data(struct rdmaxfer_conn *conn, const void *p, u32 p
 	m->m_length = plen;
 	memcpy(m->m_data, p, plen);
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_nmsgs >= RDMAXFER_MAX_MSGS) {
+	if (conn->c_cb.cb_nmsgs >= RDMAXFER_MAX_MSGS) {
 		ret = -EPROTO;	/* more than the credits it had */
 	} else {
-		list_add_tail(&m->m_entry, &conn->c_msgs);
-		conn->c_nmsgs++;
+		list_add_tail(&m->m_entry, &conn->c_cb.cb_msgs);
+		conn->c_cb.cb_nmsgs++;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (ret) {
@@ -426,7 +429,7 @@ static int rdmaxfer_handle_write_done(struct rdmaxfer_conn *conn, const void *p,
  *
  * Every field is checked, lengths against what arrived.
  *
- * Context: the receive work (c_rx_work); may sleep.  A flow-control
+ * Context: the receive work (cb_rx_work); may sleep.  A flow-control
  * message (rdmaxfer_msg_is_flow()) is also handled from the receive CQ's
  * handler (softirq): its handlers only take c_lock and wake waiters.
  * Return: 0 (the credit goes back with the buffer), RDMAXFER_HOLD_CREDIT,
@@ -536,15 +539,15 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 	}
 	if (!wc->byte_len) {
 		/* a skip: only toward slots; keep a few buffers posted */
-		if (!READ_ONCE(conn->c_slot_mode)) {
+		if (!READ_ONCE(conn->c_sl.sl_mode)) {
 			rdmaxfer_msg_failed(conn, -EPROTO);
 			return;
 		}
 		spin_lock_bh(&conn->c_lock);
-		repost = conn->c_rx_ctrl_posted < RDMAXFER_MIN_CTRL_RECVS ||
-			 conn->c_rx_ctrl_posted + conn->c_rx_slots < RDMAXFER_MIN_RECVS;
+		repost = conn->c_cb.cb_posted < RDMAXFER_MIN_CTRL_RECVS ||
+			 conn->c_cb.cb_posted + conn->c_sl.sl_posted < RDMAXFER_MIN_RECVS;
 		if (!repost)
-			list_add_tail(&ct->ct_entry, &conn->c_spare_recvs);
+			list_add_tail(&ct->ct_entry, &conn->c_cb.cb_spare);
 		spin_unlock_bh(&conn->c_lock);
 		if (!repost)
 			rdmaxfer_maybe_send_credits(conn);	/* a WANT may need it */
@@ -559,7 +562,7 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 	}
 	if (ret == RDMAXFER_HOLD_CREDIT) {
 		spin_lock_bh(&conn->c_lock);
-		list_add_tail(&ct->ct_entry, &conn->c_held_recvs);
+		list_add_tail(&ct->ct_entry, &conn->c_cb.cb_held);
 		spin_unlock_bh(&conn->c_lock);
 		return;
 	}
@@ -577,7 +580,7 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
  * The receive CQ polls in softirq context, so that a user's message in a
  * slot completes (or is echoed) without waking a thread.  A control
  * message needs process context: its completion is copied and queued for
- * c_rx_work, and so is every later completion until the work has caught
+ * cb_rx_work, and so is every later completion until the work has caught
  * up, so that everything the peer sent is handled in the order it came (a
  * WRITE_DONE's event before the SEND that followed it).  A skip, a flush
  * or a flow-control message (CREDIT, WANT: they only move counters under
@@ -627,10 +630,10 @@ void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
 	rx->rx_len = wc->byte_len;
 	rx->rx_flags = wc->wc_flags;
 	rx->rx_imm = wc->ex.imm_data;
-	list_add_tail(&rx->rx_entry, &conn->c_rx_defer);
-	if (!conn->c_rx_busy) {
-		conn->c_rx_busy = true;
-		queue_work(rdmaxfer_rx_wq, &conn->c_rx_work);
+	list_add_tail(&rx->rx_entry, &conn->c_cb.cb_rx_defer);
+	if (!conn->c_cb.cb_rx_busy) {
+		conn->c_cb.cb_rx_busy = true;
+		queue_work(rdmaxfer_rx_wq, &conn->c_cb.cb_rx_work);
 	}
 }
 
@@ -654,8 +657,8 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 			flow = ct->ct_buf;
 	}
 	spin_lock_bh(&conn->c_lock);
-	conn->c_rx_ctrl_posted--;
-	conn->c_rx_done++;
+	conn->c_cb.cb_posted--;
+	conn->c_lg.lg_rx_done++;
 	if (wc->status == IB_WC_SUCCESS && !conn->c_peer_spoke) {
 		WRITE_ONCE(conn->c_peer_spoke, true);	/* read by the eviction (listen.c) */
 		/* with a key, its proof hands the connection out (auth.c) */
@@ -663,9 +666,9 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 			first = conn->c_await_first;
 			conn->c_await_first = false;
 		}
-		conn->c_ka_waits = 0;
+		conn->c_ka.ka_waits = 0;
 	}
-	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len || flow);
+	now = !conn->c_cb.cb_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &ct->ct_rx, wc, false);
 	spin_unlock_bh(&conn->c_lock);
@@ -677,7 +680,7 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
 
 /**
  * rdmaxfer_rx_work - handle the receive completions kept for process context
- * @work: rdmaxfer_conn.c_rx_work
+ * @work: rdmaxfer_conn.c_cb.cb_rx_work
  *
  * In the order they came, until none is left.  Teardown flushes this work
  * after draining the QP, so every completion is handled before the
@@ -688,18 +691,19 @@ static void rdmaxfer_recv_done(struct ib_cq *cq, struct ib_wc *cqe)
  */
 void rdmaxfer_rx_work(struct work_struct *work)
 {
-	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_rx_work);
+	struct rdmaxfer_conn *conn = container_of(work, struct rdmaxfer_conn, c_cb.cb_rx_work);
 	struct rdmaxfer_rx_wc *rx;
 
 	for (;;) {
 		struct ib_wc wc = {};
 
 		spin_lock_bh(&conn->c_lock);
-		rx = list_first_entry_or_null(&conn->c_rx_defer, struct rdmaxfer_rx_wc, rx_entry);
+		rx = list_first_entry_or_null(&conn->c_cb.cb_rx_defer, struct rdmaxfer_rx_wc,
+					      rx_entry);
 		if (rx)
 			list_del(&rx->rx_entry);
 		else
-			conn->c_rx_busy = false;
+			conn->c_cb.cb_rx_busy = false;
 		spin_unlock_bh(&conn->c_lock);
 		if (!rx)
 			return;
@@ -788,21 +792,21 @@ int rdmaxfer_ctrl_setup(struct rdmaxfer_conn *conn)
 	if (ret)
 		return ret;
 	for (i = 0; i < RDMAXFER_SEND_BUFS; i++) {
-		ret = rdmaxfer_ctrl_init(conn, &conn->c_sends[i], DMA_TO_DEVICE);
+		ret = rdmaxfer_ctrl_init(conn, &conn->c_cb.cb_sends[i], DMA_TO_DEVICE);
 		if (ret)
 			return ret;
-		list_add_tail(&conn->c_sends[i].ct_entry, &conn->c_free_sends);
+		list_add_tail(&conn->c_cb.cb_sends[i].ct_entry, &conn->c_cb.cb_free_sends);
 	}
 	for (i = 0; i < RDMAXFER_RECV_DEPTH; i++) {
-		ret = rdmaxfer_ctrl_init(conn, &conn->c_recvs[i], DMA_FROM_DEVICE);
+		ret = rdmaxfer_ctrl_init(conn, &conn->c_cb.cb_recvs[i], DMA_FROM_DEVICE);
 		if (ret)
 			return ret;
 		ret = rdmaxfer_cm_fault() ? -ENOMEM :
-		      rdmaxfer_ctrl_post_recv(conn, &conn->c_recvs[i]);
+		      rdmaxfer_ctrl_post_recv(conn, &conn->c_cb.cb_recvs[i]);
 		if (ret)
 			return ret;
 	}
-	conn->c_rx_ann = conn->c_rx_seq;	/* the hello announces them */
+	conn->c_lg.lg_rx_ann = conn->c_lg.lg_rx_seq;	/* the hello announces them */
 	return 0;
 }
 
@@ -819,12 +823,12 @@ void rdmaxfer_ctrl_free_all(struct rdmaxfer_conn *conn)
 
 	if (conn->c_dev) {
 		for (i = 0; i < RDMAXFER_RECV_DEPTH; i++)
-			rdmaxfer_ctrl_free(conn, &conn->c_recvs[i], DMA_FROM_DEVICE);
+			rdmaxfer_ctrl_free(conn, &conn->c_cb.cb_recvs[i], DMA_FROM_DEVICE);
 		for (i = 0; i < RDMAXFER_SEND_BUFS; i++)
-			rdmaxfer_ctrl_free(conn, &conn->c_sends[i], DMA_TO_DEVICE);
+			rdmaxfer_ctrl_free(conn, &conn->c_cb.cb_sends[i], DMA_TO_DEVICE);
 		rdmaxfer_hdrs_free(conn);
 	}
-	INIT_LIST_HEAD(&conn->c_free_sends);
+	INIT_LIST_HEAD(&conn->c_cb.cb_free_sends);
 }
 
 /* --- RECV -------------------------------------------------------------------- */
@@ -849,7 +853,7 @@ int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg)
 	if (!conn)
 		return -ENOENT;
 	spin_lock_bh(&conn->c_lock);
-	m = list_first_entry_or_null(&conn->c_msgs, struct rdmaxfer_msg, m_entry);
+	m = list_first_entry_or_null(&conn->c_cb.cb_msgs, struct rdmaxfer_msg, m_entry);
 	if (!m) {
 		ret = -EAGAIN;
 	} else if (m->m_length > cmd->length) {
@@ -857,14 +861,14 @@ int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg)
 		ret = -EMSGSIZE;
 	} else {
 		list_del(&m->m_entry);
-		conn->c_nmsgs--;
+		conn->c_cb.cb_nmsgs--;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (!ret) {
 		if (copy_to_user(u64_to_user_ptr(cmd->addr), m->m_data, m->m_length)) {
 			spin_lock_bh(&conn->c_lock);
-			list_add(&m->m_entry, &conn->c_msgs);
-			conn->c_nmsgs++;
+			list_add(&m->m_entry, &conn->c_cb.cb_msgs);
+			conn->c_cb.cb_nmsgs++;
 			spin_unlock_bh(&conn->c_lock);
 			ret = -EFAULT;
 		} else {
@@ -889,8 +893,8 @@ void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_msg *m, *tmp;
 
-	list_for_each_entry_safe(m, tmp, &conn->c_msgs, m_entry)
+	list_for_each_entry_safe(m, tmp, &conn->c_cb.cb_msgs, m_entry)
 		kfree(m);
-	INIT_LIST_HEAD(&conn->c_msgs);
-	conn->c_nmsgs = 0;
+	INIT_LIST_HEAD(&conn->c_cb.cb_msgs);
+	conn->c_cb.cb_nmsgs = 0;
 }

@@ -520,10 +520,10 @@ static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
 	lockdep_assert_held(&rd->rd_lock);
 	spin_lock_bh(&conn->c_lock);
 	state = conn->c_state;
-	credits = conn->c_credits;
-	peer_recvs = conn->c_peer_recvs;
-	nmsgs = conn->c_nmsgs;
-	list_for_each(pos, &conn->c_sq_pieces)
+	credits = conn->c_lg.lg_credits;
+	peer_recvs = conn->c_lg.lg_peer_recvs;
+	nmsgs = conn->c_cb.cb_nmsgs;
+	list_for_each(pos, &conn->c_sq.sq_pieces)
 		pieces++;
 	windows = conn->c_nwindows;
 	spin_unlock_bh(&conn->c_lock);

@@ -22,8 +22,8 @@
  *
  * The entries live in one kernel buffer per connection (c_hdrs), mapped
  * once: RDMAXFER_RQ_RING for the SENDs, indexed by the mirror's number of
- * the peer entry each one takes (c_tx_seq), then RDMAXFER_RQ_RING for our
- * slots, indexed by the number our receive queue gives them (c_rx_seq).
+ * the peer entry each one takes (lg_tx_seq), then RDMAXFER_RQ_RING for our
+ * slots, indexed by the number our receive queue gives them (lg_rx_seq).
  * A SEND's entry is written again only RDMAXFER_RQ_RING entries later,
  * which the peer can only have announced after it received this one; a
  * slot's only after it completed (the receive queue holds fewer).  The
@@ -130,7 +130,7 @@ static void rdmaxfer_hdr_sge(struct rdmaxfer_conn *conn, u32 idx, struct ib_sge 
  * @sge: set to the header's SGE (the SEND's first)
  * @imm: the user's immediate
  *
- * The message takes the peer's entry c_tx_seq (rdmaxfer_tx_post() has
+ * The message takes the peer's entry lg_tx_seq (rdmaxfer_tx_post() has
  * brought the mirror there); the header is written in our entry of that
  * number.
  *
@@ -138,7 +138,7 @@ static void rdmaxfer_hdr_sge(struct rdmaxfer_conn *conn, u32 idx, struct ib_sge 
  */
 void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm)
 {
-	u32 idx = conn->c_tx_seq % RDMAXFER_RQ_RING;
+	u32 idx = conn->c_lg.lg_tx_seq % RDMAXFER_RQ_RING;
 	struct rdmaxfer_msg_user *h = &conn->c_hdrs[idx];
 
 	lockdep_assert_held(&conn->c_lock);
@@ -153,7 +153,7 @@ void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm)
  * @conn: the connection, with slot headers
  * @req: the slot (RECV); its header SGE (@req->r_sge[0]) is set
  *
- * The slot takes the receive queue's number c_rx_seq; its entry is ours of
+ * The slot takes the receive queue's number lg_rx_seq; its entry is ours of
  * that number (rdmaxfer_hdr_rx_done() reads it back).
  *
  * Context: c_lock held, the post follows before it is dropped.
@@ -161,7 +161,7 @@ void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm)
 void rdmaxfer_hdr_rx_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req)
 {
 	lockdep_assert_held(&conn->c_lock);
-	req->r_hdr_idx = RDMAXFER_RQ_RING + conn->c_rx_seq % RDMAXFER_RQ_RING;
+	req->r_hdr_idx = RDMAXFER_RQ_RING + conn->c_lg.lg_rx_seq % RDMAXFER_RQ_RING;
 	rdmaxfer_hdr_sge(conn, req->r_hdr_idx, &req->r_sge[0]);
 }
 

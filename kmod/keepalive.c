@@ -20,7 +20,7 @@
  * queue keeps a spare WR for the probe, as for the drain (conn.c).
  *
  * Two kinds of connection get no such bound from their transport, and for
- * them the keepalive enforces it itself (c_ka_strict): a probe still
+ * them the keepalive enforces it itself (ka_strict): a probe still
  * queued at the second tick after it was posted (half of peer_timeout_ms,
  * when the retries would have ended), with no completion on either queue
  * during the last two intervals, fails the connection.  A completion
@@ -140,8 +140,8 @@ void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 	if (!ms)
 		return;		/* rdma_cm's ACK timeout, no probes */
 	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
-	conn->c_ka_interval = msecs_to_jiffies(ms / 4);
-	conn->c_ka_strict = conn->c_iwarp;	/* no ACK timeout: see above */
+	conn->c_ka.ka_interval = msecs_to_jiffies(ms / 4);
+	conn->c_ka.ka_strict = conn->c_iwarp;	/* no ACK timeout: see above */
 }
 
 /* The peer did not answer a probe in time: take the connection down. */
@@ -159,7 +159,7 @@ static void rdmaxfer_ka_dead(struct rdmaxfer_conn *conn)
  */
 static unsigned long rdmaxfer_ka_period(struct rdmaxfer_conn *conn)
 {
-	return conn->c_ka_interval ?: HZ;
+	return conn->c_ka.ka_interval ?: HZ;
 }
 
 /**
@@ -171,8 +171,8 @@ static unsigned long rdmaxfer_ka_period(struct rdmaxfer_conn *conn)
 void rdmaxfer_ka_start(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
-	if (conn->c_ka_interval || conn->c_probe)
-		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, rdmaxfer_ka_period(conn));
+	if (conn->c_ka.ka_interval || conn->c_ka.ka_probe)
+		queue_delayed_work(rdmaxfer_wq, &conn->c_ka.ka_work, rdmaxfer_ka_period(conn));
 }
 
 /* --- the READ probe's bytes ------------------------------------------------ */
@@ -236,7 +236,7 @@ int rdmaxfer_probe_alloc(struct rdmaxfer_conn *conn)
 	pr->pr_mr->iova = 0;
 	pr->pr_conn = conn;
 	pr->pr_reg_cqe.done = rdmaxfer_probe_reg_done;
-	conn->c_probe = pr;
+	conn->c_ka.ka_probe = pr;
 	return 0;
 dereg:
 	ib_dereg_mr(pr->pr_mr);
@@ -257,7 +257,7 @@ free:
  */
 void rdmaxfer_probe_free(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 
 	if (!pr)
 		return;
@@ -266,7 +266,7 @@ void rdmaxfer_probe_free(struct rdmaxfer_conn *conn)
 	ib_dma_unmap_page(conn->c_pd->device, pr->pr_dma, RDMAXFER_PROBE_LEN, DMA_TO_DEVICE);
 	__free_page(pr->pr_page);
 	kfree(pr);
-	conn->c_probe = NULL;
+	conn->c_ka.ka_probe = NULL;
 }
 
 /*
@@ -275,7 +275,7 @@ void rdmaxfer_probe_free(struct rdmaxfer_conn *conn)
  */
 static bool rdmaxfer_probe_register(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	struct ib_reg_wr wr = {
 		.wr = {
 			.opcode = IB_WR_REG_MR,
@@ -292,7 +292,7 @@ static bool rdmaxfer_probe_register(struct rdmaxfer_conn *conn)
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && rdmaxfer_sq_idle(conn)) {
 		ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
 		if (!ret) {
-			conn->c_wr_free--;
+			conn->c_sq.sq_wr_free--;
 			pr->pr_registered = true;
 		}
 	}
@@ -309,7 +309,7 @@ static bool rdmaxfer_probe_register(struct rdmaxfer_conn *conn)
  */
 static void rdmaxfer_probe_tell(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	struct rdmaxfer_msg_seg *seg;
 	struct rdmaxfer_ctrl *ct;
 
@@ -346,7 +346,7 @@ static void rdmaxfer_probe_tell(struct rdmaxfer_conn *conn)
 int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 {
 	const struct rdmaxfer_msg_seg *seg = p;
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	u64 addr;
 	int ret = 0;
 
@@ -377,7 +377,7 @@ int rdmaxfer_probe_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen)
  */
 static int rdmaxfer_probe_prepare(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	u64 addr;
 	u32 rkey;
 	int ret;
@@ -385,7 +385,7 @@ static int rdmaxfer_probe_prepare(struct rdmaxfer_conn *conn)
 	if (!pr)
 		return -EAGAIN;
 	spin_lock_bh(&conn->c_lock);
-	ret = pr->pr_peer_known && !conn->c_ka_posted ? 0 : -EAGAIN;
+	ret = pr->pr_peer_known && !conn->c_ka.ka_posted ? 0 : -EAGAIN;
 	addr = pr->pr_peer_addr;
 	rkey = pr->pr_peer_rkey;
 	spin_unlock_bh(&conn->c_lock);
@@ -401,22 +401,22 @@ static int rdmaxfer_probe_prepare(struct rdmaxfer_conn *conn)
 /* Undo a context rdmaxfer_probe_prepare() made and that was not posted. */
 static void rdmaxfer_probe_unprepare(struct rdmaxfer_conn *conn)
 {
-	rdma_rw_ctx_destroy(&conn->c_probe->pr_ctx, conn->c_qp, conn->c_port,
-			    &conn->c_probe->pr_sg, 1, DMA_FROM_DEVICE);
+	rdma_rw_ctx_destroy(&conn->c_ka.ka_probe->pr_ctx, conn->c_qp, conn->c_port,
+			    &conn->c_ka.ka_probe->pr_sg, 1, DMA_FROM_DEVICE);
 }
 
 /* Post the READ prepared; c_lock held, the connection up, no probe queued. */
 static int rdmaxfer_probe_post(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	struct ib_send_wr *first, *wr;
 	int ret;
 
 	lockdep_assert_held(&conn->c_lock);
-	first = rdma_rw_ctx_wrs(&pr->pr_ctx, conn->c_qp, conn->c_port, &conn->c_ka_cqe, NULL);
+	first = rdma_rw_ctx_wrs(&pr->pr_ctx, conn->c_qp, conn->c_port, &conn->c_ka.ka_cqe, NULL);
 	/* the registration before the READ has no cqe of its own (rw.c) */
 	for (wr = first; wr->next; wr = wr->next)
-		wr->wr_cqe = &conn->c_err_cqe;
+		wr->wr_cqe = &conn->c_sq.sq_err_cqe;
 	ret = ib_post_send(conn->c_qp, first, NULL);
 	if (!ret)
 		pr->pr_in_flight = true;
@@ -429,7 +429,7 @@ static int rdmaxfer_probe_post(struct rdmaxfer_conn *conn)
  */
 static bool rdmaxfer_probe_retire(struct rdmaxfer_conn *conn)
 {
-	struct rdmaxfer_probe *pr = conn->c_probe;
+	struct rdmaxfer_probe *pr = conn->c_ka.ka_probe;
 	bool was;
 
 	if (!pr)
@@ -457,7 +457,7 @@ void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn)
 	might_sleep();
 	if (rdmaxfer_probe_retire(conn)) {
 		spin_lock_bh(&conn->c_lock);
-		conn->c_ka_posted = false;
+		conn->c_ka.ka_posted = false;
 		spin_unlock_bh(&conn->c_lock);
 	}
 }
@@ -466,17 +466,17 @@ void rdmaxfer_probe_flush(struct rdmaxfer_conn *conn)
 
 /*
  * Post a probe unless one is still queued (it then proves the peer alive or
- * fails on its own), and come back in c_ka_interval.  Teardown marks the
+ * fails on its own), and come back in ka_interval.  Teardown marks the
  * connection down under c_lock before it cancels this work, so nothing is
  * posted or queued after that.
  */
 static void rdmaxfer_ka_work(struct work_struct *work)
 {
 	struct rdmaxfer_conn *conn = container_of(to_delayed_work(work), struct rdmaxfer_conn,
-						  c_ka_work);
+						  c_ka.ka_work);
 	struct ib_rdma_wr wr = {
 		.wr = {
-			.wr_cqe = &conn->c_ka_cqe,
+			.wr_cqe = &conn->c_ka.ka_cqe,
 			.opcode = IB_WR_RDMA_WRITE,	/* no SGE: zero length */
 			.send_flags = IB_SEND_SIGNALED,
 		},
@@ -486,38 +486,39 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 	u32 moved;
 
 	rdmaxfer_probe_tell(conn);
-	if (conn->c_ka_interval)
+	if (conn->c_ka.ka_interval)
 		read = !rdmaxfer_probe_prepare(conn);
 	spin_lock_bh(&conn->c_lock);
-	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_ka_interval) {
+	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && !conn->c_ka.ka_interval) {
 		/* no keepalive of ours: only telling the peer */
-		if (conn->c_probe && !conn->c_probe->pr_told)
-			queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, rdmaxfer_ka_period(conn));
+		if (conn->c_ka.ka_probe && !conn->c_ka.ka_probe->pr_told)
+			queue_delayed_work(rdmaxfer_wq, &conn->c_ka.ka_work,
+					   rdmaxfer_ka_period(conn));
 	} else if (conn->c_state == RDMAXFER_CS_ESTABLISHED) {
-		moved = conn->c_sq_moved + conn->c_rx_done;
+		moved = conn->c_sq.sq_moved + conn->c_lg.lg_rx_done;
 		if (conn->c_await_first) {
 			/* iWARP listener: the client sends first (cm.c) */
-			stuck = ++conn->c_ka_waits >= 2;
-		} else if (!conn->c_ka_posted) {
+			stuck = ++conn->c_ka.ka_waits >= 2;
+		} else if (!conn->c_ka.ka_posted) {
 			if (read) {
 				ret = rdmaxfer_probe_post(conn);
 				read = !!ret;	/* not posted: undone below */
 			} else {
 				ret = ib_post_send(conn->c_qp, &wr.wr, NULL);
 			}
-			conn->c_ka_posted = !ret;
-			conn->c_ka_waits = 0;
+			conn->c_ka.ka_posted = !ret;
+			conn->c_ka.ka_waits = 0;
 			if (!ret)
 				trace_rdmaxfer_keepalive(conn, false);
-		} else if (!conn->c_ka_strict) {
+		} else if (!conn->c_ka.ka_strict) {
 			/* the QP's retries bound the probe */
-		} else if (moved != conn->c_ka_moved) {
-			conn->c_ka_waits = 0;	/* queued behind data the peer takes */
-		} else if (++conn->c_ka_waits >= 2) {
+		} else if (moved != conn->c_ka.ka_moved) {
+			conn->c_ka.ka_waits = 0;	/* queued behind data the peer takes */
+		} else if (++conn->c_ka.ka_waits >= 2) {
 			stuck = true;
 		}
-		conn->c_ka_moved = moved;
-		queue_delayed_work(rdmaxfer_wq, &conn->c_ka_work, conn->c_ka_interval);
+		conn->c_ka.ka_moved = moved;
+		queue_delayed_work(rdmaxfer_wq, &conn->c_ka.ka_work, conn->c_ka.ka_interval);
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (read)
@@ -533,11 +534,11 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 /* Context: send CQ completion handler (softirq). */
 static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_ka_cqe);
+	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn, c_ka.ka_cqe);
 
 	rdmaxfer_probe_retire(conn);	/* a READ probe's context */
 	spin_lock_bh(&conn->c_lock);
-	conn->c_ka_posted = false;
+	conn->c_ka.ka_posted = false;
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);	/* a registration may wait for it */
 	if (wc->status == IB_WC_SUCCESS)
@@ -560,6 +561,6 @@ static void rdmaxfer_ka_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void rdmaxfer_ka_setup(struct rdmaxfer_conn *conn)
 {
-	INIT_DELAYED_WORK(&conn->c_ka_work, rdmaxfer_ka_work);
-	conn->c_ka_cqe.done = rdmaxfer_ka_done;
+	INIT_DELAYED_WORK(&conn->c_ka.ka_work, rdmaxfer_ka_work);
+	conn->c_ka.ka_cqe.done = rdmaxfer_ka_done;
 }

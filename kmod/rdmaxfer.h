@@ -62,7 +62,7 @@
  * which may take rf_lock, rd_lock, c_lock, l_lock and rf_ev_lock, so none of
  * those is held across it (c_teardown_lock is: no handler takes it).
  * ib_drain_qp() waits for completion handlers, which take c_lock and
- * rf_ev_lock, and teardown then flushes c_rx_work, which takes
+ * rf_ev_lock, and teardown then flushes cb_rx_work, which takes
  * c_peer_win_lock too (and c_post_sem for read, when a closing file frees
  * a peer event: teardown flushes after its down_write()/up_write()).
  * Functions that need a lock held say so with
@@ -456,7 +456,7 @@ enum rdmaxfer_conn_state {
 
 /**
  * struct rdmaxfer_rx_wc - a receive completion kept for the receive work
- * @rx_entry: on rdmaxfer_conn.c_rx_defer, in completion order
+ * @rx_entry: on rdmaxfer_conn.c_cb.cb_rx_defer, in completion order
  * @rx_slot: of a slot (else of a control buffer)
  * @rx_status: the work completion's status
  * @rx_len: its byte_len
@@ -464,7 +464,7 @@ enum rdmaxfer_conn_state {
  * @rx_imm: its immediate, as on the wire
  *
  * The receive CQ polls in softirq context; a completion that needs process
- * context (a control message) is copied here and handled by c_rx_work, and
+ * context (a control message) is copied here and handled by cb_rx_work, and
  * so is every completion after it until that work has caught up (ctrl.c).
  */
 struct rdmaxfer_rx_wc {
@@ -480,7 +480,7 @@ struct rdmaxfer_rx_wc {
  * struct rdmaxfer_cqe - the completion of a work request we wait for
  * @cqe: its handler
  * @owed: a signaled send WR whose completion gives something back: on
- *	rdmaxfer_conn.c_sq_owed from its posting to its completion (sq.c)
+ *	rdmaxfer_conn.c_sq.sq_owed from its posting to its completion (sq.c)
  */
 struct rdmaxfer_cqe {
 	struct ib_cqe		cqe;
@@ -509,7 +509,7 @@ struct rdmaxfer_ctrl {
 
 /**
  * struct rdmaxfer_msg - a message received (SEND), waiting for RECV
- * @m_entry: on rdmaxfer_conn.c_msgs
+ * @m_entry: on rdmaxfer_conn.c_cb.cb_msgs
  * @m_length: bytes in @m_data
  * @m_data: the payload
  */
@@ -553,6 +553,169 @@ struct rdmaxfer_probe {
 };
 
 /**
+ * struct rdmaxfer_ledger - a connection's credit ledger (credit.c)
+ * @lg_credits: the peer's announced receive entries we have not claimed
+ *	(rdmaxfer_ctrl_get()) or used
+ * @lg_peer_recvs: most receive entries the peer may have announced unused
+ * @lg_tx_seq: number of the peer's entry our next message takes
+ * @lg_tx_end: number of the peer's first entry not announced yet
+ * @lg_tx_caps: the peer's entries [@lg_tx_seq, @lg_tx_end): capacity |
+ *	RDMAXFER_RUN_SLOT, indexed by number modulo RDMAXFER_RQ_RING
+ * @lg_peer_slots: the peer has announced a slot: SENDs go zero-copy
+ * @lg_rx_seq: number our next posted receive entry gets
+ * @lg_rx_ann: number of our first entry not announced to the peer yet
+ * @lg_rx_caps: our entries [@lg_rx_ann, @lg_rx_seq), as @lg_tx_caps
+ * @lg_rx_done: number of our first entry not completed yet
+ * @lg_peer_wants: the peer sent a WANT not answered yet
+ * @lg_peer_want: its lengths, by enum rdmaxfer_msg_kind: of a control message, of a user's
+ *	SEND (0: none)
+ * @lg_want_due: a message of ours waits for the peer's entries: send a WANT
+ * @lg_want: the shortest ones that wait, as @lg_peer_want
+ * @lg_want_sent: what our last WANT asked, since the last announcement
+ * @lg_skip_cqe: completion of our skips (empty SENDs)
+ *
+ * The peer's receive entries we may take, and ours we owe it.  Under the
+ * connection's c_lock.
+ */
+struct rdmaxfer_ledger {
+	u32		lg_credits;
+	u32		lg_peer_recvs;
+	u32		lg_tx_seq;
+	u32		lg_tx_end;
+	u32		*lg_tx_caps;
+	bool		lg_peer_slots;
+	u32		lg_rx_seq;
+	u32		lg_rx_ann;
+	u32		*lg_rx_caps;
+	u32		lg_rx_done;
+	bool		lg_peer_wants;
+	u32		lg_peer_want[RDMAXFER_NR_KINDS];
+	bool		lg_want_due;
+	u32		lg_want[RDMAXFER_NR_KINDS];
+	u32		lg_want_sent[RDMAXFER_NR_KINDS];
+	struct ib_cqe	lg_skip_cqe;
+};
+
+/**
+ * struct rdmaxfer_sq - a connection's send queue: its room, what is owed from it (sq.c)
+ * @sq_wr_free: send WRs we may still post
+ * @sq_wr_max: @sq_wr_free with nothing posted; set before the connection is up
+ * @sq_reg_waits: registrations waiting for an empty send queue
+ *	(rdmaxfer_post_reg()): SUBMIT takes no room meanwhile
+ * @sq_rw_free: rdma_rw contexts we may still use
+ * @sq_pieces: posted operation pieces in send-queue order, until their
+ *	completion (or a later one on the same queue) is handled
+ * @sq_owed: other signaled send WRs whose completion gives something
+ *	back (struct rdmaxfer_cqe), from posting to completion (sq.c)
+ * @sq_err_cqe: cqe of unsignaled WRs that need no completion of their own
+ *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
+ *	an error reaches it, and fails the connection
+ * @sq_moved: signaled send WRs completed (pieces and owed WRs), the
+ *	progress the keepalive looks for
+ *
+ * Under the connection's c_lock, but for @sq_wr_max.
+ */
+struct rdmaxfer_sq {
+	u32			sq_wr_free;
+	u32			sq_wr_max;
+	u32			sq_reg_waits;
+	u32			sq_rw_free;
+	struct list_head	sq_pieces;
+	struct list_head	sq_owed;
+	struct ib_cqe		sq_err_cqe;
+	u32			sq_moved;
+};
+
+/**
+ * struct rdmaxfer_ctrl_bufs - a connection's control buffers (ctrl.c)
+ * @cb_recvs: receive buffers
+ * @cb_sends: send buffers
+ * @cb_free_sends: free control send buffers
+ * @cb_held: control buffers whose message holds its credit
+ * @cb_spare: control buffers taken by skips and kept off the queue
+ *	(RDMAXFER_MIN_CTRL_RECVS), until a WANT of the peer needs them
+ * @cb_posted: control buffers on our receive queue
+ * @cb_rx_defer: receive completions for @cb_rx_work, in completion order
+ * @cb_rx_busy: @cb_rx_work has completions to handle: later ones join them
+ * @cb_rx_work: handles the receive completions that need process context
+ * @cb_msgs: received messages not yet RECV'd
+ * @cb_nmsgs: their number
+ *
+ * Also the work that handles receive completions and the messages RECV
+ * takes.  The lists and counts are under the connection's c_lock; the
+ * buffers are set up before the connection is up.
+ */
+struct rdmaxfer_ctrl_bufs {
+	struct rdmaxfer_ctrl	cb_recvs[RDMAXFER_RECV_DEPTH];
+	struct rdmaxfer_ctrl	cb_sends[RDMAXFER_SEND_BUFS];
+	struct list_head	cb_free_sends;
+	struct list_head	cb_held;
+	struct list_head	cb_spare;
+	u32			cb_posted;
+	struct list_head	cb_rx_defer;
+	bool			cb_rx_busy;
+	struct work_struct	cb_rx_work;
+	struct list_head	cb_msgs;
+	u32			cb_nmsgs;
+};
+
+/**
+ * struct rdmaxfer_slots - a connection's receive slots, sink and echo (slot.c)
+ * @sl_mode: we posted a slot: control buffers taken by skips are not
+ *	all reposted
+ * @sl_posted: slots on our receive queue
+ * @sl_user_new: slots the user posted since our last announcement
+ * @sl_sink_msgs: messages our sink slots dropped
+ * @sl_sink_bytes: their bytes
+ * @sl_held: slots (requests) whose control message holds its credit
+ * @sl_echo_wait: echo slots whose echo could not be posted yet (no credit,
+ *	slot or WR), in the order their messages came
+ *
+ * Under the connection's c_lock.
+ */
+struct rdmaxfer_slots {
+	bool			sl_mode;
+	u32			sl_posted;
+	u32			sl_user_new;
+	u64			sl_sink_msgs;
+	u64			sl_sink_bytes;
+	struct list_head	sl_held;
+	struct list_head	sl_echo_wait;
+};
+
+/**
+ * struct rdmaxfer_ka - a connection's keepalive (keepalive.c)
+ * @ka_posted: a keepalive probe is on the send queue
+ * @ka_waits: keepalive ticks that found the probe still queued and
+ *	neither queue moved since the tick before
+ * @ka_strict: the transport does not bound the probe (a QP that may
+ *	retry forever, iWARP; see keepalive.c): a probe still
+ *	queued at the second tick after it, with no completion on either
+ *	queue in between, fails the connection; set before the connection is
+ *	up, read-only after
+ * @ka_moved: c_sq.sq_moved + c_lg.lg_rx_done at the last keepalive tick
+ * @ka_work: posts a keepalive probe every @ka_interval while the
+ *	connection is established (see keepalive.c)
+ * @ka_cqe: the probe's completion
+ * @ka_interval: jiffies between probes, 0: no keepalive; set before the
+ *	connection is up, read-only after
+ * @ka_probe: iWARP: the READ probe's bytes (keepalive.c); NULL elsewhere;
+ *	set before the QP exists
+ *
+ * @ka_posted, @ka_waits and @ka_moved are under the connection's c_lock.
+ */
+struct rdmaxfer_ka {
+	bool			ka_posted;
+	u8			ka_waits;
+	bool			ka_strict;
+	u32			ka_moved;
+	struct delayed_work	ka_work;
+	struct ib_cqe		ka_cqe;
+	unsigned long		ka_interval;
+	struct rdmaxfer_probe	*ka_probe;
+};
+
+/**
  * struct rdmaxfer_conn - a connection (one rdma_cm id, one RC QP)
  * @c_obj: id in the owning file (0 while waiting in a listener's queue)
  *	and references: the id table (or listener queue), the cm_id's
@@ -588,69 +751,17 @@ struct rdmaxfer_probe {
  *	filled a page per scatterlist entry: a piece must fit one; and at
  *	most RDMAXFER_IWARP_READ_PAGES, so that the peer's keepalive is not
  *	stuck behind our READs' responses (keepalive.c)
- * @c_lock: protects the fields below up to @c_peer_wins, and state changes
+ * @c_lg: the credit ledger (struct rdmaxfer_ledger)
+ * @c_sq: the send queue's room (struct rdmaxfer_sq)
+ * @c_cb: the control buffers (struct rdmaxfer_ctrl_bufs)
+ * @c_sl: the receive slots, sink and echo (struct rdmaxfer_slots)
+ * @c_ka: the keepalive (struct rdmaxfer_ka)
+ * @c_lock: protects the fields below up to @c_peer_wins, the parts of
+ *	@c_lg, @c_sq, @c_cb, @c_sl and @c_ka their kernel-doc says, and state
+ *	changes
  * @c_state: enum rdmaxfer_conn_state
  * @c_error: why the connection went down (negative errno), 0 before; set
  *	once, with cmpxchg(), from any context
- * @c_credits: the peer's announced receive entries we have not claimed
- *	(rdmaxfer_ctrl_get()) or used
- * @c_peer_recvs: most receive entries the peer may have announced unused
- * @c_tx_seq: number of the peer's entry our next message takes
- * @c_tx_end: number of the peer's first entry not announced yet
- * @c_tx_caps: the peer's entries [@c_tx_seq, @c_tx_end): capacity |
- *	RDMAXFER_RUN_SLOT, indexed by number modulo RDMAXFER_RQ_RING
- * @c_peer_slots: the peer has announced a slot: SENDs go zero-copy
- * @c_rx_seq: number our next posted receive entry gets
- * @c_rx_ann: number of our first entry not announced to the peer yet
- * @c_rx_caps: our entries [@c_rx_ann, @c_rx_seq), as @c_tx_caps
- * @c_rx_ctrl_posted: control buffers on our receive queue
- * @c_rx_slots: slots on our receive queue
- * @c_rx_user_slots: slots the user posted since our last announcement
- * @c_sink_msgs: messages our sink slots dropped (under c_lock)
- * @c_sink_bytes: their bytes (under c_lock)
- * @c_slot_mode: we posted a slot: control buffers taken by skips are not
- *	all reposted
- * @c_held_recvs: control buffers whose message holds its credit
- * @c_held_slots: slots (requests) whose control message holds its credit
- * @c_spare_recvs: control buffers taken by skips and kept off the queue
- *	(RDMAXFER_MIN_CTRL_RECVS), until a WANT of the peer needs them
- * @c_rx_done: number of our first entry not completed yet
- * @c_peer_wants: the peer sent a WANT not answered yet
- * @c_peer_want: its lengths, by enum rdmaxfer_msg_kind: of a control message, of a user's
- *	SEND (0: none)
- * @c_want_due: a message of ours waits for the peer's entries: send a WANT
- * @c_want: the shortest ones that wait, as @c_peer_want
- * @c_want_sent: what our last WANT asked, since the last announcement
- * @c_rx_defer: receive completions for @c_rx_work, in completion order
- * @c_rx_busy: @c_rx_work has completions to handle: later ones join them
- * @c_rx_work: handles the receive completions that need process context
- * @c_skip_cqe: completion of our skips (empty SENDs)
- * @c_echo_wait: echo slots whose echo could not be posted yet (no credit,
- *	slot or WR), in the order their messages came
- * @c_free_sends: free control send buffers
- * @c_wr_free: send WRs we may still post
- * @c_wr_max: @c_wr_free with nothing posted; set before the connection is up
- * @c_reg_waits: registrations waiting for an empty send queue
- *	(rdmaxfer_post_reg()): SUBMIT takes no room meanwhile
- * @c_rw_free: rdma_rw contexts we may still use
- * @c_sq_pieces: posted operation pieces in send-queue order, until their
- *	completion (or a later one on the same queue) is handled
- * @c_sq_owed: other signaled send WRs whose completion gives something
- *	back (struct rdmaxfer_cqe), from posting to completion (sq.c)
- * @c_err_cqe: cqe of unsignaled WRs that need no completion of their own
- *	(the inner WRs of a piece, all but the last REG_MR of a batch): only
- *	an error reaches it, and fails the connection
- * @c_ka_posted: a keepalive probe is on the send queue
- * @c_ka_waits: keepalive ticks that found the probe still queued and
- *	neither queue moved since the tick before
- * @c_ka_strict: the transport does not bound the probe (a QP that may
- *	retry forever, iWARP; see keepalive.c): a probe still
- *	queued at the second tick after it, with no completion on either
- *	queue in between, fails the connection; set before the connection is
- *	up, read-only after
- * @c_ka_moved: @c_sq_moved + @c_rx_done at the last keepalive tick
- * @c_sq_moved: signaled send WRs completed (pieces and owed WRs), the
- *	progress the keepalive looks for
  * @c_flushed: a work request was flushed before the connection was up (the
  *	peer broke the QP early): it fails as it comes up
  * @c_broke: the QP went to error by itself (rdmaxfer_conn_flushed()):
@@ -669,8 +780,6 @@ struct rdmaxfer_probe {
  * @c_up_work: hands such a connection out (rdmaxfer_listener_up_work())
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
- * @c_msgs: received messages not yet RECV'd
- * @c_nmsgs: their number
  * @c_windows: our windows exposed on this connection
  * @c_nwindows: their number, at most RDMAXFER_MAX_PEER_WINS (what the peer
  *	takes); written under c_lock with @c_windows, read without as a hint
@@ -687,22 +796,13 @@ struct rdmaxfer_probe {
  * @c_post_sem: held for read by ioctls while they post (see conn.c)
  * @c_torn_down: teardown has run
  * @c_down_work: tears the connection down after a CM event or an error
- * @c_ka_work: posts a keepalive probe every @c_ka_interval while the
- *	connection is established (see keepalive.c)
- * @c_ka_cqe: the probe's completion
- * @c_ka_interval: jiffies between probes, 0: no keepalive; set before the
- *	connection is up, read-only after
- * @c_probe: iWARP: the READ probe's bytes (keepalive.c); NULL elsewhere;
- *	set before the QP exists
- * @c_recvs: receive buffers
- * @c_sends: send buffers
  * @c_lmrs: local registrations of buffers on this connection (lmr.c)
  * @c_lmr_lock: protects @c_lmrs
  * @c_peer_features: RDMAXFER_HELLO_* of the peer
  * @c_slot_hdr: user messages and slots carry a header entry (both hellos
  *	say RDMAXFER_HELLO_SLOT_HDR: a port without immediate data, proto.h)
  * @c_hdrs: header entries (hdr.c): RDMAXFER_RQ_RING for our SENDs, by
- *	c_tx_seq, then RDMAXFER_RQ_RING for our slots, by c_rx_seq; NULL on a
+ *	lg_tx_seq, then RDMAXFER_RQ_RING for our slots, by lg_rx_seq; NULL on a
  *	port with immediate data
  * @c_hdrs_dma: their DMA address (mapped both ways, once)
  * @c_peer_ctrl_size: the peer's control buffer size
@@ -738,51 +838,15 @@ struct rdmaxfer_conn {
 	bool				c_atomics;
 	u32				c_read_piece;
 
+	struct rdmaxfer_ledger		c_lg;
+	struct rdmaxfer_sq		c_sq;
+	struct rdmaxfer_ctrl_bufs	c_cb;
+	struct rdmaxfer_slots		c_sl;
+	struct rdmaxfer_ka		c_ka;
+
 	spinlock_t			c_lock;		/* see above */
 	enum rdmaxfer_conn_state	c_state;
 	int				c_error;
-	u32				c_credits;
-	u32				c_peer_recvs;
-	u32				c_tx_seq;
-	u32				c_tx_end;
-	u32				*c_tx_caps;
-	bool				c_peer_slots;
-	bool				c_slot_mode;
-	u32				c_rx_seq;
-	u32				c_rx_ann;
-	u32				*c_rx_caps;
-	u32				c_rx_ctrl_posted;
-	u32				c_rx_slots;
-	u32				c_rx_user_slots;
-	u64				c_sink_msgs;
-	u64				c_sink_bytes;
-	struct list_head		c_held_recvs;
-	struct list_head		c_held_slots;
-	struct list_head		c_spare_recvs;
-	u32				c_rx_done;
-	bool				c_peer_wants;
-	u32				c_peer_want[RDMAXFER_NR_KINDS];
-	bool				c_want_due;
-	u32				c_want[RDMAXFER_NR_KINDS];
-	u32				c_want_sent[RDMAXFER_NR_KINDS];
-	struct list_head		c_rx_defer;
-	bool				c_rx_busy;
-	struct work_struct		c_rx_work;
-	struct ib_cqe			c_skip_cqe;
-	struct list_head		c_echo_wait;
-	struct list_head		c_free_sends;
-	u32				c_wr_free;
-	u32				c_wr_max;
-	u32				c_reg_waits;
-	u32				c_rw_free;
-	struct list_head		c_sq_pieces;
-	struct list_head		c_sq_owed;
-	struct ib_cqe			c_err_cqe;
-	bool				c_ka_posted;
-	u8				c_ka_waits;
-	bool				c_ka_strict;
-	u32				c_ka_moved;
-	u32				c_sq_moved;
 	bool				c_flushed;
 	bool				c_broke;
 	bool				c_first_due;
@@ -793,8 +857,6 @@ struct rdmaxfer_conn {
 	bool				c_auth_wait;
 	struct work_struct		c_up_work;
 	bool				c_iwarp;
-	struct list_head		c_msgs;
-	u32				c_nmsgs;
 	struct list_head		c_windows;
 	u32				c_nwindows;
 	struct xarray			c_peer_wins;
@@ -809,13 +871,7 @@ struct rdmaxfer_conn {
 	struct rw_semaphore		c_post_sem;
 	bool				c_torn_down;
 	struct work_struct		c_down_work;
-	struct delayed_work		c_ka_work;
-	struct ib_cqe			c_ka_cqe;
-	unsigned long			c_ka_interval;
-	struct rdmaxfer_probe		*c_probe;
 
-	struct rdmaxfer_ctrl		c_recvs[RDMAXFER_RECV_DEPTH];
-	struct rdmaxfer_ctrl		c_sends[RDMAXFER_SEND_BUFS];
 	struct list_head		c_lmrs;
 	struct mutex			c_lmr_lock;	/* c_lmrs */
 	u32				c_peer_features;
@@ -926,7 +982,7 @@ struct rdmaxfer_listener {
  * @p_ctx: the rdma_rw context
  * @p_sgt: the local pages it moves
  * @p_sg1: @p_sgt's one entry when the piece lies in one page (no allocation)
- * @p_sq_entry: on a chain being built, then on rdmaxfer_conn.c_sq_pieces
+ * @p_sq_entry: on a chain being built, then on rdmaxfer_conn.c_sq.sq_pieces
  * @p_first_wr: the first of its WRs, once chained
  * @p_last_wr: the last of its WRs (the one that carries @p_cqe)
  * @p_broken: only some of its WRs were posted: it completes with an error
@@ -970,8 +1026,8 @@ struct rdmaxfer_piece {
  * @r_atomic_dev: atomics: the device @r_atomic is mapped on (reference)
  * @r_cqe: the completion of its one WR: atomics, SEND into a slot and
  *	echoes (owed, see sq.c), RECV
- * @r_held_entry: RECV: on rdmaxfer_conn.c_held_slots, or (echo slots) on
- *	c_echo_wait
+ * @r_held_entry: RECV: on rdmaxfer_conn.c_sl.sl_held, or (echo slots) on
+ *	sl_echo_wait
  * @r_echo: RECV: an echo slot (RDMAXFER_RECV_ECHO)
  * @r_echo_len: echo slot: length of the message to send back
  * @r_echo_imm: echo slot: its immediate

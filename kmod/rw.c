@@ -17,7 +17,7 @@
  * since the one before (a long chain shows its progress to the keepalive,
  * keepalive.c).  Every piece's last WR still carries its ib_cqe, so an
  * error or a flush completes it individually.  Posted pieces wait on
- * c_sq_pieces in send-queue order.  The verbs complete a send queue in
+ * sq_pieces in send-queue order.  The verbs complete a send queue in
  * order, but Soft-iWARP completes a WRITE once TCP took it and a READ when
  * its response is in, so a WRITE may complete before a READ posted ahead
  * of it (6.1's siw_qp_tx.c; an earlier version of this code took that for
@@ -35,7 +35,7 @@
  * range: RC ordering delivers it after the data.
  *
  * Locking: c_lock (bottom halves off) for the send queue's room and
- * c_sq_pieces; a chain is built and posted between rdmaxfer_conn_enter()
+ * sq_pieces; a chain is built and posted between rdmaxfer_conn_enter()
  * and rdmaxfer_conn_exit().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -150,13 +150,13 @@ void rdmaxfer_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * class takes it off, which comes after this one).
 	 */
 	spin_lock_bh(&conn->c_lock);
-	list_for_each_entry_safe(q, tmp, &conn->c_sq_pieces, p_sq_entry) {
+	list_for_each_entry_safe(q, tmp, &conn->c_sq.sq_pieces, p_sq_entry) {
 		if (rdmaxfer_piece_is_read(q) == read)
 			list_move_tail(&q->p_sq_entry, &done);
 		if (q == p)
 			break;
 	}
-	conn->c_sq_moved++;
+	conn->c_sq.sq_moved++;
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&done, IB_WC_SUCCESS, wc->status);
 }
@@ -181,7 +181,7 @@ void rdmaxfer_sq_sweep(struct rdmaxfer_conn *conn)
 	lockdep_assert_held(&conn->c_teardown_lock);
 
 	spin_lock_bh(&conn->c_lock);
-	list_splice_init(&conn->c_sq_pieces, &left);
+	list_splice_init(&conn->c_sq.sq_pieces, &left);
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_pieces_finish(&left, IB_WC_WR_FLUSH_ERR, IB_WC_WR_FLUSH_ERR);
 }
@@ -239,7 +239,7 @@ static void rdmaxfer_chain_add(struct rdmaxfer_chain *ch, struct rdmaxfer_piece 
 	 * error completions, so give them one that fails the connection.
 	 */
 	for (last = first; last->next; last = last->next)
-		last->wr_cqe = &conn->c_err_cqe;
+		last->wr_cqe = &conn->c_sq.sq_err_cqe;
 	ch->unsignaled += p->p_len;
 	if (ch->unsignaled >= RDMAXFER_SIGNAL_BYTES) {
 		last->send_flags |= IB_SEND_SIGNALED;
@@ -274,7 +274,7 @@ static bool rdmaxfer_piece_has_wr(const struct rdmaxfer_piece *p, const struct i
  * rdmaxfer_chain_post - post a chain with one ib_post_send()
  * @ch: the chain; empty afterwards
  *
- * The last WR is signaled.  The posted pieces go on c_sq_pieces in the
+ * The last WR is signaled.  The posted pieces go on sq_pieces in the
  * same critical section, before their completion can be handled.  If the
  * connection is down or posting fails, the pieces that were not posted
  * complete at once as flushed (-ECANCELED, or -ENODEV after a device
@@ -312,14 +312,14 @@ int rdmaxfer_chain_post(struct rdmaxfer_chain *ch)
 			bad = ch->first;
 	}
 	if (!ret) {
-		list_splice_tail_init(&ch->pieces, &conn->c_sq_pieces);
+		list_splice_tail_init(&ch->pieces, &conn->c_sq.sq_pieces);
 	} else {
 		/* the pieces before the one holding @bad were posted */
 		list_for_each_entry_safe(p, tmp, &ch->pieces, p_sq_entry) {
 			if (p->p_first_wr == bad)
 				break;
 			p->p_broken = rdmaxfer_piece_has_wr(p, bad);
-			list_move_tail(&p->p_sq_entry, &conn->c_sq_pieces);
+			list_move_tail(&p->p_sq_entry, &conn->c_sq.sq_pieces);
 			if (p->p_broken)
 				break;
 		}

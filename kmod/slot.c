@@ -17,18 +17,18 @@
  *
  * Echo slots (krping's idea, for two-sided ping-pong): a user message in
  * one is sent straight back from the slot by the receive handler
- * (c_echo_wait keeps the order while credits or a fitting slot of the peer
+ * (sl_echo_wait keeps the order while credits or a fitting slot of the peer
  * are missing, rdmaxfer_echo_kick() posts them when those come), and the
  * slot goes back on the queue when that SEND completes, so a ping costs
  * the echoing host no system call and no wake-up.  Sink slots count and
  * drop the messages that carry their immediate (a bandwidth sink).
  *
  * A message that holds its credit keeps its slot off the queue
- * (c_held_slots) until the user takes what it brought; teardown completes
+ * (sl_held) until the user takes what it brought; teardown completes
  * what is still held (rdmaxfer_held_slots_flush()).
  *
  * Locking: c_lock (bottom halves off), as ctrl.c; completions run in the
- * receive CQ's softirq, control messages of the peer's in c_rx_work.
+ * receive CQ's softirq, control messages of the peer's in cb_rx_work.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -65,14 +65,16 @@ int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, boo
 	if (hdr)
 		rdmaxfer_hdr_rx_post(conn, req);
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED)
-		ret = conn->c_rx_slots < RDMAXFER_MAX_SLOTS ? ib_post_recv(conn->c_qp, &wr, NULL) :
-		      -ENOSPC;
+		ret = conn->c_sl.sl_posted < RDMAXFER_MAX_SLOTS ?
+		      ib_post_recv(conn->c_qp, &wr, NULL) : -ENOSPC;
 	if (!ret) {
-		conn->c_rx_caps[conn->c_rx_seq++ % RDMAXFER_RQ_RING] = len | RDMAXFER_RUN_SLOT;
-		conn->c_rx_slots++;
-		conn->c_slot_mode = true;
+		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_RING;
+
+		conn->c_lg.lg_rx_caps[idx] = len | RDMAXFER_RUN_SLOT;
+		conn->c_sl.sl_posted++;
+		conn->c_sl.sl_mode = true;
 		if (user)
-			conn->c_rx_user_slots++;
+			conn->c_sl.sl_user_new++;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	return ret;
@@ -102,14 +104,14 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	lockdep_assert_held(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED)
 		return -ENOTCONN;
-	if (!conn->c_wr_free)
+	if (!conn->c_sq.sq_wr_free)
 		return -EAGAIN;
 	/* the credit and the WR of the echo itself; skips claim their own */
 	if (!rdmaxfer_tx_claim(conn, 1)) {
 		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
 		return -EAGAIN;
 	}
-	conn->c_wr_free--;
+	conn->c_sq.sq_wr_free--;
 	for (i = 0; i < req->r_nsge && left; i++) {
 		sge[1 + i] = req->r_sge[1 + i];
 		sge[1 + i].length = min(sge[1 + i].length, left);
@@ -123,7 +125,7 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_ECHO, RDMAXFER_MSG_USER, len);
 	} else {
 		rdmaxfer_tx_unclaim(conn);
-		conn->c_wr_free++;
+		conn->c_sq.sq_wr_free++;
 	}
 	return ret;
 }
@@ -142,10 +144,10 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
 	struct rdmaxfer_req *req;
 	int ret = 0;
 
-	if (list_empty(&conn->c_echo_wait))
+	if (list_empty(&conn->c_sl.sl_echo_wait))
 		return;
 	spin_lock_bh(&conn->c_lock);
-	while ((req = list_first_entry_or_null(&conn->c_echo_wait, struct rdmaxfer_req,
+	while ((req = list_first_entry_or_null(&conn->c_sl.sl_echo_wait, struct rdmaxfer_req,
 					       r_held_entry))) {
 		ret = rdmaxfer_echo_post(conn, req);
 		if (ret)
@@ -154,7 +156,7 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* what stays is completed by the teardown (rdmaxfer_held_slots_flush()) */
-	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
 		rdmaxfer_maybe_send_credits(conn);
 	else if (ret && ret != -EAGAIN && ret != -ENOTCONN)
 		rdmaxfer_conn_fail(conn, -EIO);
@@ -194,10 +196,10 @@ void rdmaxfer_held_slots_flush(struct rdmaxfer_conn *conn)
 
 	lockdep_assert_held(&conn->c_teardown_lock);
 	spin_lock_bh(&conn->c_lock);
-	list_splice_init(&conn->c_held_slots, &held);
-	list_splice_tail_init(&conn->c_echo_wait, &held);
-	INIT_LIST_HEAD(&conn->c_held_recvs);
-	INIT_LIST_HEAD(&conn->c_spare_recvs);
+	list_splice_init(&conn->c_sl.sl_held, &held);
+	list_splice_tail_init(&conn->c_sl.sl_echo_wait, &held);
+	INIT_LIST_HEAD(&conn->c_cb.cb_held);
+	INIT_LIST_HEAD(&conn->c_cb.cb_spare);
 	spin_unlock_bh(&conn->c_lock);
 	list_for_each_entry_safe(req, tmp, &held, r_held_entry) {
 		list_del_init(&req->r_held_entry);
@@ -250,15 +252,15 @@ void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
 			req->r_echo_len = wc->byte_len;
 			req->r_echo_imm = be32_to_cpu(wc->ex.imm_data);
 			spin_lock_bh(&conn->c_lock);
-			list_add_tail(&req->r_held_entry, &conn->c_echo_wait);
+			list_add_tail(&req->r_held_entry, &conn->c_sl.sl_echo_wait);
 			spin_unlock_bh(&conn->c_lock);
 			rdmaxfer_echo_kick(conn);
 			return;
 		}
 		if (req->r_sink && be32_to_cpu(wc->ex.imm_data) == req->r_sink_imm) {
 			spin_lock_bh(&conn->c_lock);
-			conn->c_sink_msgs++;
-			conn->c_sink_bytes += wc->byte_len;
+			conn->c_sl.sl_sink_msgs++;
+			conn->c_sl.sl_sink_bytes += wc->byte_len;
 			spin_unlock_bh(&conn->c_lock);
 			if (rdmaxfer_slot_post(conn, req, false))
 				rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
@@ -280,7 +282,7 @@ void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
 	}
 	if (ret == RDMAXFER_HOLD_CREDIT) {
 		spin_lock_bh(&conn->c_lock);
-		list_add_tail(&req->r_held_entry, &conn->c_held_slots);
+		list_add_tail(&req->r_held_entry, &conn->c_sl.sl_held);
 		spin_unlock_bh(&conn->c_lock);
 		return;
 	}
@@ -320,9 +322,9 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 			flow = copy;
 	}
 	spin_lock_bh(&conn->c_lock);
-	conn->c_rx_slots--;
-	conn->c_rx_done++;
-	now = !conn->c_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
+	conn->c_sl.sl_posted--;
+	conn->c_lg.lg_rx_done++;
+	now = !conn->c_cb.cb_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
 				   (wc->wc_flags & IB_WC_WITH_IMM) || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &req->r_rx, wc, true);
@@ -392,7 +394,7 @@ int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool 
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* waiting: make sure the peer knows (a WANT, see proto.h) */
-	if (ret == -EAGAIN && READ_ONCE(conn->c_want_due))
+	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
 		rdmaxfer_maybe_send_credits(conn);
 	return ret;
 }

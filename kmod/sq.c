@@ -5,8 +5,8 @@
  *
  * Room.  The send queue holds RDMAXFER_SQ_WRS of our own work requests plus
  * what rdma_rw adds for RDMAXFER_RW_CTXS contexts, plus RDMAXFER_SQ_SPARE
- * (the drain, the keepalive probe; conn.c sizes it).  c_wr_free and
- * c_rw_free count what may still be posted; a poster takes room first
+ * (the drain, the keepalive probe; conn.c sizes it).  sq_wr_free and
+ * sq_rw_free count what may still be posted; a poster takes room first
  * (rdmaxfer_wr_take(), rdmaxfer_wr_reserve(), or with a control buffer,
  * ctrl.c), and the completion of the last, signaled WR of what it posted
  * gives it back (rdmaxfer_wr_release()), with the room of the unsignaled
@@ -16,9 +16,9 @@
  *
  * Owed completions.  A signaled send WR whose completion gives something
  * back besides room (a request's pinned buffer and its event, a control
- * buffer) is listed on c_sq_owed from its posting to its completion
+ * buffer) is listed on sq_owed from its posting to its completion
  * (rdmaxfer_sq_owe(), rdmaxfer_sq_paid()); the pieces of WRITE, READ and
- * WRITE_IMM have their own list (c_sq_pieces, rw.c).  The verbs promise
+ * WRITE_IMM have their own list (sq_pieces, rw.c).  The verbs promise
  * that a QP in error flushes every WR still on its queues, in order, so
  * when the completion of ib_drain_qp()'s own WR has come, every WR posted
  * before it has had its completion.  Soft-iWARP does not keep that promise
@@ -54,13 +54,13 @@ static int __rdmaxfer_wr_take(struct rdmaxfer_conn *conn, u32 lo, u32 hi, u32 nr
 	lockdep_assert_held(&conn->c_lock);
 	if (conn->c_state == RDMAXFER_CS_DOWN)
 		return -ENOTCONN;
-	if (conn->c_reg_waits && hi && !holding)
+	if (conn->c_sq.sq_reg_waits && hi && !holding)
 		return -EAGAIN;
-	n = min(hi, conn->c_wr_free);
-	if (n < lo || conn->c_rw_free < nrw)
+	n = min(hi, conn->c_sq.sq_wr_free);
+	if (n < lo || conn->c_sq.sq_rw_free < nrw)
 		return -EAGAIN;
-	conn->c_wr_free -= n;
-	conn->c_rw_free -= nrw;
+	conn->c_sq.sq_wr_free -= n;
+	conn->c_sq.sq_rw_free -= nrw;
 	return n;
 }
 
@@ -135,7 +135,7 @@ int rdmaxfer_wr_reserve(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw, bool holdi
 static bool rdmaxfer_sq_empty(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
-	return conn->c_wr_free == conn->c_wr_max && !conn->c_ka_posted;
+	return conn->c_sq.sq_wr_free == conn->c_sq.sq_wr_max && !conn->c_ka.ka_posted;
 }
 
 /**
@@ -149,7 +149,7 @@ static bool rdmaxfer_sq_empty(struct rdmaxfer_conn *conn)
  */
 bool rdmaxfer_sq_idle(struct rdmaxfer_conn *conn)
 {
-	return rdmaxfer_sq_empty(conn) && !conn->c_reg_waits;
+	return rdmaxfer_sq_empty(conn) && !conn->c_sq.sq_reg_waits;
 }
 
 /* rdmaxfer_post_reg()'s wait: the send queue is empty or the connection down. */
@@ -201,7 +201,7 @@ int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr
 	might_sleep();
 	lockdep_assert_held_read(&conn->c_post_sem);
 	spin_lock_bh(&conn->c_lock);
-	conn->c_reg_waits++;
+	conn->c_sq.sq_reg_waits++;
 	for (;;) {
 		if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 			ret = -ENOTCONN;
@@ -210,7 +210,7 @@ int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr
 		if (rdmaxfer_sq_empty(conn)) {
 			ret = ib_post_send(conn->c_qp, wr, NULL);
 			if (!ret)
-				conn->c_wr_free -= nwr;
+				conn->c_sq.sq_wr_free -= nwr;
 			break;
 		}
 		spin_unlock_bh(&conn->c_lock);
@@ -221,7 +221,7 @@ int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr
 			break;
 		}
 	}
-	conn->c_reg_waits--;
+	conn->c_sq.sq_reg_waits--;
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);	/* SUBMITs held back */
 	return ret;
@@ -238,8 +238,8 @@ int rdmaxfer_post_reg(struct rdmaxfer_conn *conn, struct ib_send_wr *wr, u32 nwr
 void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 {
 	spin_lock_bh(&conn->c_lock);
-	conn->c_wr_free += nwr;
-	conn->c_rw_free += nrw;
+	conn->c_sq.sq_wr_free += nwr;
+	conn->c_sq.sq_rw_free += nrw;
 	spin_unlock_bh(&conn->c_lock);
 	wake_up_all(&conn->c_wait);
 	rdmaxfer_echo_kick(conn);	/* an echo may wait for room */
@@ -257,7 +257,7 @@ void rdmaxfer_wr_release(struct rdmaxfer_conn *conn, u32 nwr, u32 nrw)
 void rdmaxfer_sq_owe(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe)
 {
 	lockdep_assert_held(&conn->c_lock);
-	list_add_tail(&cqe->owed, &conn->c_sq_owed);
+	list_add_tail(&cqe->owed, &conn->c_sq.sq_owed);
 }
 
 /**
@@ -272,8 +272,8 @@ void rdmaxfer_sq_paid(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe, u32 
 {
 	spin_lock_bh(&conn->c_lock);
 	list_del(&cqe->owed);
-	conn->c_wr_free += nwr;
-	conn->c_sq_moved++;	/* the keepalive's progress (conn.c) */
+	conn->c_sq.sq_wr_free += nwr;
+	conn->c_sq.sq_moved++;	/* the keepalive's progress (conn.c) */
 	spin_unlock_bh(&conn->c_lock);
 	if (nwr) {
 		wake_up_all(&conn->c_wait);
@@ -304,7 +304,7 @@ void rdmaxfer_sq_flush_owed(struct rdmaxfer_conn *conn)
 		};
 
 		spin_lock_bh(&conn->c_lock);
-		cqe = list_first_entry_or_null(&conn->c_sq_owed, struct rdmaxfer_cqe, owed);
+		cqe = list_first_entry_or_null(&conn->c_sq.sq_owed, struct rdmaxfer_cqe, owed);
 		spin_unlock_bh(&conn->c_lock);
 		if (!cqe)
 			break;

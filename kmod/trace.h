@@ -237,17 +237,17 @@ TRACE_EVENT(rdmaxfer_flow,
 		__entry->what = what;
 		__entry->type = type;
 		__entry->n = n;
-		__entry->credits = READ_ONCE(conn->c_credits);
-		__entry->tx_seq = READ_ONCE(conn->c_tx_seq);
-		__entry->tx_end = READ_ONCE(conn->c_tx_end);
-		__entry->rx_done = READ_ONCE(conn->c_rx_done);
-		__entry->rx_ann = READ_ONCE(conn->c_rx_ann);
-		__entry->rx_seq = READ_ONCE(conn->c_rx_seq);
-		__entry->rx_ctrl = READ_ONCE(conn->c_rx_ctrl_posted);
-		__entry->rx_slots = READ_ONCE(conn->c_rx_slots);
-		__entry->wr_free = READ_ONCE(conn->c_wr_free);
-		__entry->peer_wants = READ_ONCE(conn->c_peer_wants);
-		__entry->want_due = READ_ONCE(conn->c_want_due);
+		__entry->credits = READ_ONCE(conn->c_lg.lg_credits);
+		__entry->tx_seq = READ_ONCE(conn->c_lg.lg_tx_seq);
+		__entry->tx_end = READ_ONCE(conn->c_lg.lg_tx_end);
+		__entry->rx_done = READ_ONCE(conn->c_lg.lg_rx_done);
+		__entry->rx_ann = READ_ONCE(conn->c_lg.lg_rx_ann);
+		__entry->rx_seq = READ_ONCE(conn->c_lg.lg_rx_seq);
+		__entry->rx_ctrl = READ_ONCE(conn->c_cb.cb_posted);
+		__entry->rx_slots = READ_ONCE(conn->c_sl.sl_posted);
+		__entry->wr_free = READ_ONCE(conn->c_sq.sq_wr_free);
+		__entry->peer_wants = READ_ONCE(conn->c_lg.lg_peer_wants);
+		__entry->want_due = READ_ONCE(conn->c_lg.lg_want_due);
 	),
 	TP_printk("file=%u conn=%u %s %s n=%u credits=%u tx=%u..%u rx=%u..%u..%u ctrl=%u slots=%u wr=%u%s%s",
 		  __entry->file, __entry->conn,

@@ -299,7 +299,7 @@ static int rdmaxfer_window_register(struct rdmaxfer_window *win)
 			wrs[i].wr.opcode = IB_WR_REG_MR;
 			wrs[i].wr.next = i + 1 < n ? &wrs[i + 1].wr : NULL;
 			/* an error of an unsignaled one must not go unseen */
-			wrs[i].wr.wr_cqe = &conn->c_err_cqe;
+			wrs[i].wr.wr_cqe = &conn->c_sq.sq_err_cqe;
 			wrs[i].mr = ws->ws_mr;
 			wrs[i].key = ws->ws_mr->rkey;
 			wrs[i].access = access;

@@ -57,7 +57,7 @@
  */
 static bool rdmaxfer_send_is_zc(const struct rdmaxfer_conn *conn)
 {
-	return READ_ONCE(conn->c_peer_slots);
+	return READ_ONCE(conn->c_lg.lg_peer_slots);
 }
 
 /* a RECV is an echo slot, a sink slot, or neither */
@@ -208,7 +208,10 @@ void rdmaxfer_req_wc(struct rdmaxfer_req *req, enum ib_wc_status status)
  */
 void rdmaxfer_err_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	rdmaxfer_conn_wc_failed(container_of(wc->wr_cqe, struct rdmaxfer_conn, c_err_cqe), wc);
+	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn,
+						  c_sq.sq_err_cqe);
+
+	rdmaxfer_conn_wc_failed(conn, wc);
 }
 
 /* Is [off, off + len) inside [0, size)? */
