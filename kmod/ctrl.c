@@ -326,7 +326,8 @@ static int rdmaxfer_check_write_done(struct rdmaxfer_conn *conn, u32 id, u64 off
 	spin_lock_bh(&conn->c_lock);
 	list_for_each_entry(win, &conn->c_windows, w_entry) {
 		if (win->w_obj.id == id) {
-			if (end <= win->w_length && (win->w_access & RDMAXFER_REMOTE_WRITE))
+			if (end <= win->w_reg.rg_length &&
+			    (win->w_reg.rg_access & RDMAXFER_REMOTE_WRITE))
 				ret = 0;
 			break;
 		}

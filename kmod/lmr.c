@@ -5,10 +5,10 @@
  *
  * A zero-copy SEND and a receive slot need the buffer's pages under a
  * local key of the connection's PD, in as few SGEs as a work request
- * takes: the first one on a connection registers the whole buffer there,
- * as a window that is never advertised (access RDMAXFER_WIN_LOCAL: local
- * write only, no id; window.c registers it), kept on the connection's
- * c_lmrs until the connection is destroyed or DEREG_BUF.  An operation
+ * takes: the first one on a connection registers the whole buffer there
+ * (struct rdmaxfer_lmr: a registration, reg.c, with local write access
+ * only, no id, never advertised), kept on the connection's c_lmrs until
+ * the connection is destroyed or DEREG_BUF.  An operation
  * does not hold it: the buffer reference it holds makes DEREG_BUF fail
  * (EBUSY), and the connection is destroyed only after the drain.  A
  * buffer's local registrations hold a reference each, which DEREG_BUF
@@ -25,6 +25,7 @@
 
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 
 #include "rdmaxfer.h"
 
@@ -64,12 +65,18 @@ u32 rdmaxfer_lmr_stride(struct ib_device *ib)
 /* Drop the local registrations on @list (taken off their connections). */
 static void rdmaxfer_lmrs_put(struct list_head *list)
 {
-	struct rdmaxfer_window *win, *tmp;
+	struct rdmaxfer_lmr *lmr, *tmp;
 
-	list_for_each_entry_safe(win, tmp, list, w_entry) {
-		list_del_init(&win->w_entry);
-		atomic_dec(&win->w_buf->b_nlmrs);
-		rdmaxfer_obj_put(&win->w_obj);
+	list_for_each_entry_safe(lmr, tmp, list, lm_entry) {
+		struct rdmaxfer_conn *conn = lmr->lm_reg.rg_conn;
+		struct rdmaxfer_buf *buf = lmr->lm_reg.rg_buf;
+
+		list_del(&lmr->lm_entry);
+		rdmaxfer_reg_destroy(&lmr->lm_reg);
+		kfree(lmr);
+		atomic_dec(&buf->b_nlmrs);
+		rdmaxfer_obj_put(&buf->b_obj);
+		rdmaxfer_obj_put(&conn->c_obj);
 	}
 }
 
@@ -88,7 +95,7 @@ static void rdmaxfer_lmrs_put(struct list_head *list)
  */
 void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf)
 {
-	struct rdmaxfer_window *win, *tmp;
+	struct rdmaxfer_lmr *lmr, *tmp;
 	struct rdmaxfer_conn *conn;
 	struct rdmaxfer_obj *obj;
 	unsigned long id;
@@ -103,9 +110,9 @@ void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf)
 		if (!conn)
 			continue;
 		mutex_lock(&conn->c_lmr_lock);
-		list_for_each_entry_safe(win, tmp, &conn->c_lmrs, w_entry)
-			if (win->w_buf == buf)
-				list_move(&win->w_entry, &list);
+		list_for_each_entry_safe(lmr, tmp, &conn->c_lmrs, lm_entry)
+			if (lmr->lm_reg.rg_buf == buf)
+				list_move(&lmr->lm_entry, &list);
 		mutex_unlock(&conn->c_lmr_lock);
 		rdmaxfer_obj_put(&conn->c_obj);
 	}
@@ -123,34 +130,37 @@ void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf)
  * while an operation posted with it holds @buf.
  *
  * Context: process context, may sleep; rdmaxfer_conn_enter() held.
- * Return: the registration, or what rdmaxfer_window_create() failed with.
+ * Return: the registration, or ERR_PTR(-ENOMEM) or what
+ * rdmaxfer_reg_create() failed with.
  */
-struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf)
+struct rdmaxfer_lmr *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf)
 {
-	struct rdmaxfer_expose cmd = {
-		.length = buf->b_length,
-		.access = RDMAXFER_WIN_LOCAL,
-	};
-	struct rdmaxfer_window *win;
+	struct rdmaxfer_lmr *lmr;
+	int ret;
 
 	lockdep_assert_held_read(&conn->c_post_sem);
 	mutex_lock(&conn->c_lmr_lock);
-	list_for_each_entry(win, &conn->c_lmrs, w_entry)
-		if (win->w_buf == buf)
+	list_for_each_entry(lmr, &conn->c_lmrs, lm_entry)
+		if (lmr->lm_reg.rg_buf == buf)
 			goto out;
-	kref_get(&conn->c_obj.ref);
-	kref_get(&buf->b_obj.ref);
-	win = rdmaxfer_window_create(conn->c_obj.file, conn, buf, &cmd);
-	if (IS_ERR(win)) {
-		rdmaxfer_obj_put(&buf->b_obj);
-		rdmaxfer_obj_put(&conn->c_obj);
+	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL_ACCOUNT);
+	if (!lmr) {
+		lmr = ERR_PTR(-ENOMEM);
 		goto out;
 	}
+	ret = rdmaxfer_reg_create(&lmr->lm_reg, conn->c_obj.file, conn, buf, 0, buf->b_length, 0);
+	if (ret) {
+		kfree(lmr);
+		lmr = ERR_PTR(ret);
+		goto out;
+	}
+	kref_get(&conn->c_obj.ref);
+	kref_get(&buf->b_obj.ref);
 	atomic_inc(&buf->b_nlmrs);
-	list_add(&win->w_entry, &conn->c_lmrs);
+	list_add(&lmr->lm_entry, &conn->c_lmrs);
 out:
 	mutex_unlock(&conn->c_lmr_lock);
-	return win;
+	return lmr;
 }
 
 /* Bytes one segment of a local registration covers on @conn's device. */
@@ -199,7 +209,7 @@ u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn)
  * One per segment of the local registration the range touches.  In a
  * registration's address space, a byte at buffer offset O lives at
  * O + the in-page offset of the buffer's start (see
- * rdmaxfer_window_map_seg()), and segment i covers [i * T, i * T + S)
+ * rdmaxfer_reg_map_seg()), and segment i covers [i * T, i * T + S)
  * (T, the stride, is S where segments do not overlap).  Overlapping
  * segments give one SGE, from the segment the range starts in (the
  * last one for a start beyond it, which reaches the buffer's end), or 2
@@ -225,20 +235,22 @@ u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf
  *
  * They go from @req->r_sge[1]: the first is a slot header's (hdr.c).
  */
-void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len)
+void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, const struct rdmaxfer_lmr *lmr, u64 off,
+		       u64 len)
 {
-	u64 a = offset_in_page(lmr->w_buf->b_addr) + off;
+	const struct rdmaxfer_reg *reg = &lmr->lm_reg;
+	u64 a = offset_in_page(reg->rg_buf->b_addr) + off;
 	u64 s = rdmaxfer_lmr_seg_size(req->r_conn);
 	u64 t = rdmaxfer_lmr_stride_size(req->r_conn);
 
 	req->r_nsge = 0;
 	if (t < s) {	/* one SGE: rdmaxfer_lmr_nsge() said it fits */
-		u64 seg = min_t(u64, div64_u64(a, t), lmr->w_nsegs - 1);
+		u64 seg = min_t(u64, div64_u64(a, t), reg->rg_nsegs - 1);
 		struct ib_sge *sge = &req->r_sge[1 + req->r_nsge++];
 
 		sge->addr = a;
 		sge->length = len;
-		sge->lkey = lmr->w_segs[seg].ws_mr->lkey;
+		sge->lkey = reg->rg_segs[seg].ws_mr->lkey;
 		return;
 	}
 	while (len) {
@@ -248,7 +260,7 @@ void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u6
 
 		sge->addr = a;
 		sge->length = n;
-		sge->lkey = lmr->w_segs[seg].ws_mr->lkey;
+		sge->lkey = reg->rg_segs[seg].ws_mr->lkey;
 		a += n;
 		len -= n;
 	}

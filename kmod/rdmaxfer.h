@@ -7,8 +7,9 @@
  * (per-file context, ids, the ioctl table, GET_INFO, STATS) and event.c a
  * file's event queue (REAP); cm.c speaks rdma_cm (CONNECT, CLOSE,
  * QUERY_CONN), listen.c is the listener (LISTEN, ACCEPT) and auth.c who may
- * connect; buf.c pins buffers, window.c exposes them as windows, lmr.c
- * registers them locally for SENDs and slots, peer_win.c keeps the peer's
+ * connect; buf.c pins buffers, reg.c registers their ranges (FRWR),
+ * window.c exposes them as windows, lmr.c registers them locally for SENDs
+ * and slots, peer_win.c keeps the peer's
  * windows; xfer.c issues operations and completes them, rw.c posting
  * WRITEs and READs through rdma_rw and atomic.c CAS and FADD; below them
  * ctrl.c is the control channel (control buffers, the peer's messages,
@@ -377,56 +378,74 @@ struct rdmaxfer_buf {
 };
 
 /**
- * struct rdmaxfer_wseg - one FRWR-registered segment of a window
+ * struct rdmaxfer_wseg - one FRWR-registered segment of a registration
+ * @ws_reg: the registration
  * @ws_mr: the memory region (our own, not from the rdma_rw pool)
  * @ws_sgt: its pages, DMA-mapped on the connection's device
  * @ws_cqe: completion of its registration WR, when signaled
- * @ws_win: the window
  */
 struct rdmaxfer_wseg {
-	struct rdmaxfer_window	*ws_win;
+	struct rdmaxfer_reg	*ws_reg;
 	struct ib_mr		*ws_mr;
 	struct sg_table		ws_sgt;
 	struct ib_cqe		ws_cqe;
 };
 
 /**
+ * struct rdmaxfer_reg - a range of a buffer registered in a connection's PD
+ * @rg_file: the file charged for its segments (rf_nmrs)
+ * @rg_conn: the connection (its owner holds a reference)
+ * @rg_dev: the device its MRs are on (reference)
+ * @rg_buf: the buffer (its owner holds a reference)
+ * @rg_length: bytes
+ * @rg_access: RDMAXFER_REMOTE_* (a window), or 0 (a local registration)
+ * @rg_done: registration WRs completed
+ * @rg_status: their status
+ * @rg_batch: WRs in the batch being registered
+ * @rg_nsegs: number of @rg_segs
+ * @rg_segs: the segments
+ *
+ * What a window and a local registration have in common (reg.c).
+ */
+struct rdmaxfer_reg {
+	struct rdmaxfer_file	*rg_file;
+	struct rdmaxfer_conn	*rg_conn;
+	struct rdmaxfer_device	*rg_dev;
+	struct rdmaxfer_buf	*rg_buf;
+	u64			rg_length;
+	u32			rg_access;
+	struct completion	rg_done;
+	int			rg_status;
+	u32			rg_batch;
+	u32			rg_nsegs;
+	struct rdmaxfer_wseg	*rg_segs;
+};
+
+/**
  * struct rdmaxfer_window - a slice of a buffer exposed to one peer
  * @w_obj: id in the owning file (the peer names the window by it) and
  *	references: the id table and the connection's window list
- * @w_conn: the connection whose peer may access it (reference)
- * @w_dev: the device its MRs are on (reference)
- * @w_buf: the buffer (reference)
  * @w_entry: on rdmaxfer_conn.c_windows
- * @w_length: bytes
- * @w_access: RDMAXFER_REMOTE_*, or RDMAXFER_WIN_LOCAL
- * @w_reg_done: registration WRs completed
- * @w_reg_status: their status
- * @w_reg_batch: WRs in the batch being registered
- * @w_nsegs: number of @w_segs
- * @w_segs: the segments
+ * @w_reg: its registration, with the access EXPOSE asked for; the window
+ *	holds a reference on the connection and one on the buffer
  */
 struct rdmaxfer_window {
 	struct rdmaxfer_obj	w_obj;
-	struct rdmaxfer_conn	*w_conn;
-	struct rdmaxfer_device	*w_dev;
-	struct rdmaxfer_buf	*w_buf;
 	struct list_head	w_entry;
-	u64			w_length;
-	u32			w_access;
-	struct completion	w_reg_done;
-	int			w_reg_status;
-	u32			w_reg_batch;
-	u32			w_nsegs;
-	struct rdmaxfer_wseg	w_segs[];
+	struct rdmaxfer_reg	w_reg;
 };
 
-/*
- * struct rdmaxfer_window.w_access of a local registration: a whole buffer
- * registered for the connection's own SENDs and slots (local access only,
- * no id, never advertised; on rdmaxfer_conn.c_lmrs).
+/**
+ * struct rdmaxfer_lmr - a buffer's local registration on a connection
+ * @lm_entry: on rdmaxfer_conn.c_lmrs (c_lmr_lock)
+ * @lm_reg: the whole buffer, local write only, never advertised, for the
+ *	connection's own SENDs and slots (lmr.c); the local registration
+ *	holds a reference on the connection and one on the buffer
  */
-#define RDMAXFER_WIN_LOCAL	0x80000000u
+struct rdmaxfer_lmr {
+	struct list_head	lm_entry;
+	struct rdmaxfer_reg	lm_reg;
+};
 
 /**
  * struct rdmaxfer_peer_win - a window the peer exposed to us
@@ -1291,22 +1310,27 @@ void rdmaxfer_buf_release(struct rdmaxfer_buf *buf);
 /* window.c */
 int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg);
 int rdmaxfer_ioctl_revoke(struct rdmaxfer_file *rf, void *arg);
-struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
-					       struct rdmaxfer_conn *conn,
-					       struct rdmaxfer_buf *buf,
-					       const struct rdmaxfer_expose *cmd);
 void rdmaxfer_window_release_all(struct rdmaxfer_conn *conn);
 void rdmaxfer_window_release(struct rdmaxfer_window *win);
+
+/* reg.c */
 u32 rdmaxfer_seg_pages(struct ib_device *ib);
+u32 rdmaxfer_reg_nsegs(struct ib_device *ib, const struct rdmaxfer_buf *buf, u64 offset,
+		       u64 length, u32 access);
+int rdmaxfer_reg_create(struct rdmaxfer_reg *reg, struct rdmaxfer_file *rf,
+			struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf, u64 offset,
+			u64 length, u32 access);
+void rdmaxfer_reg_destroy(struct rdmaxfer_reg *reg);
 
 /* lmr.c */
 bool rdmaxfer_lmr_one_mr(struct ib_device *ib);
 u32 rdmaxfer_lmr_stride(struct ib_device *ib);
 u32 rdmaxfer_lmr_max_msg(struct rdmaxfer_conn *conn);
-struct rdmaxfer_window *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf);
+struct rdmaxfer_lmr *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfer_buf *buf);
 u32 rdmaxfer_lmr_nsge(struct rdmaxfer_conn *conn, const struct rdmaxfer_buf *buf, u64 off,
 		      u64 len);
-void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, struct rdmaxfer_window *lmr, u64 off, u64 len);
+void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, const struct rdmaxfer_lmr *lmr, u64 off,
+		       u64 len);
 void rdmaxfer_lmr_evict(struct rdmaxfer_file *rf, struct rdmaxfer_buf *buf);
 void rdmaxfer_lmr_release_all(struct rdmaxfer_conn *conn);
 

@@ -406,7 +406,7 @@ int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool 
  */
 int rdmaxfer_req_lmr_sges(struct rdmaxfer_req *req)
 {
-	struct rdmaxfer_window *lmr;
+	struct rdmaxfer_lmr *lmr;
 
 	lmr = rdmaxfer_lmr_get(req->r_conn, req->r_buf);
 	if (IS_ERR(lmr))

@@ -151,11 +151,11 @@ DECLARE_EVENT_CLASS(rdmaxfer_window_class,
 	),
 	TP_fast_assign(
 		__entry->file = win->w_obj.file->rf_trace_id;
-		__entry->conn = win->w_conn->c_obj.id;
+		__entry->conn = win->w_reg.rg_conn->c_obj.id;
 		__entry->window = win->w_obj.id;
-		__entry->access = win->w_access;
-		__entry->nsegs = win->w_nsegs;
-		__entry->bytes = win->w_length;
+		__entry->access = win->w_reg.rg_access;
+		__entry->nsegs = win->w_reg.rg_nsegs;
+		__entry->bytes = win->w_reg.rg_length;
 	),
 	TP_printk("file=%u conn=%u window=%u access=%#x segments=%u bytes=%llu",
 		  __entry->file, __entry->conn, __entry->window, __entry->access,
