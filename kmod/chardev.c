@@ -580,8 +580,10 @@ static int rdmaxfer_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	rf->rf_user = rdmaxfer_user_get();
 	if (IS_ERR(rf->rf_user)) {
+		int ret = PTR_ERR(rf->rf_user);
+
 		kfree(rf);
-		return -ENOMEM;
+		return ret;
 	}
 	rf->rf_net = get_net(current->nsproxy->net_ns);
 	rf->rf_memcg = get_mem_cgroup_from_mm(current->mm);

@@ -165,7 +165,7 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 		features = 0;
 	if (!rq)
 		rq = credits;
-	if (rq < credits || rq > RDMAXFER_RQ_RING) {
+	if (rq < credits || rq > RDMAXFER_RQ_MIRROR) {
 		*reason = RDMAXFER_REJECT_PARAMS;
 		return -EPROTO;
 	}

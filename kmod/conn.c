@@ -367,8 +367,8 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	conn = kzalloc_obj(*conn, GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	conn->c_lg.lg_tx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	conn->c_lg.lg_rx_caps = kcalloc(RDMAXFER_RQ_RING, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	conn->c_lg.lg_tx_caps = kcalloc(RDMAXFER_RQ_MIRROR, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	conn->c_lg.lg_rx_caps = kcalloc(RDMAXFER_RQ_MIRROR, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!conn->c_lg.lg_tx_caps || !conn->c_lg.lg_rx_caps) {
 		rdmaxfer_conn_free(conn);
 		return ERR_PTR(-ENOMEM);

@@ -140,7 +140,7 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 
 	lockdep_assert_held(&conn->c_lock);
 	for (seq = conn->c_lg.lg_tx_seq; seq != conn->c_lg.lg_tx_end; seq++)
-		if (rdmaxfer_tx_fits(conn->c_lg.lg_tx_caps[seq % RDMAXFER_RQ_RING], len, kind))
+		if (rdmaxfer_tx_fits(conn->c_lg.lg_tx_caps[seq % RDMAXFER_RQ_MIRROR], len, kind))
 			break;
 	if (seq == conn->c_lg.lg_tx_end) {
 		rdmaxfer_tx_want(conn, len, kind);
@@ -222,7 +222,7 @@ u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
 
 	lockdep_assert_held(&conn->c_lock);
 	while (conn->c_lg.lg_rx_ann + k != conn->c_lg.lg_rx_seq && k < U16_MAX &&
-	       !(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_ann + k) % RDMAXFER_RQ_RING] &
+	       !(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_ann + k) % RDMAXFER_RQ_MIRROR] &
 		 RDMAXFER_RUN_SLOT))
 		k++;
 	hdr->credits = cpu_to_be16(k);
@@ -230,9 +230,9 @@ u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
 	while (runs && conn->c_lg.lg_rx_ann != conn->c_lg.lg_rx_seq && n < RDMAXFER_MAX_RUNS) {
 		u32 count = 0;
 
-		cap = conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING];
+		cap = conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_MIRROR];
 		while (conn->c_lg.lg_rx_ann != conn->c_lg.lg_rx_seq &&
-		       conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING] == cap) {
+		       conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_MIRROR] == cap) {
 			conn->c_lg.lg_rx_ann++;
 			count++;
 		}
@@ -272,7 +272,7 @@ static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 	n = min_t(u32, n, RDMAXFER_RQ_SIZE);
 	for (i = 0; i < n; i++)
 		if (rdmaxfer_tx_fits(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_done + i) %
-							   RDMAXFER_RQ_RING], len, kind))
+							   RDMAXFER_RQ_MIRROR], len, kind))
 			break;
 	if (i + 2 <= n)
 		return RDMAXFER_WANT_FITS;
@@ -443,7 +443,7 @@ int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 		ret = -EPROTO;
 	} else {
 		for (i = 0; i < n; i++)
-			conn->c_lg.lg_tx_caps[conn->c_lg.lg_tx_end++ % RDMAXFER_RQ_RING] = cap;
+			conn->c_lg.lg_tx_caps[conn->c_lg.lg_tx_end++ % RDMAXFER_RQ_MIRROR] = cap;
 		conn->c_lg.lg_credits += n;
 		/* the senders that wait try again, and ask again if still stuck */
 		WRITE_ONCE(conn->c_lg.lg_want_due, false);

@@ -188,7 +188,7 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	last = !conn->c_lg.lg_credits;
 	if (last && type == RDMAXFER_MSG_WANT &&
 	    (conn->c_lg.lg_rx_ann == conn->c_lg.lg_rx_seq ||
-	     conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_RING] & RDMAXFER_RUN_SLOT))
+	     conn->c_lg.lg_rx_caps[conn->c_lg.lg_rx_ann % RDMAXFER_RQ_MIRROR] & RDMAXFER_RUN_SLOT))
 		type = RDMAXFER_MSG_CREDIT;
 	hdr->type = cpu_to_be16(type);
 	rx_ann = conn->c_lg.lg_rx_ann;
@@ -305,7 +305,7 @@ int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct
 	if (conn->c_state != RDMAXFER_CS_DOWN)
 		ret = ib_post_recv(conn->c_qp, &wr, NULL);
 	if (!ret) {
-		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_RING;
+		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_MIRROR;
 
 		conn->c_lg.lg_rx_caps[idx] = RDMAXFER_CTRL_SIZE;
 		conn->c_cb.cb_posted++;

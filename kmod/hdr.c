@@ -21,10 +21,10 @@
  *    user's header has it) lands with its header in the entry.
  *
  * The entries live in one kernel buffer per connection (c_hdrs), mapped
- * once: RDMAXFER_RQ_RING for the SENDs, indexed by the mirror's number of
- * the peer entry each one takes (lg_tx_seq), then RDMAXFER_RQ_RING for our
+ * once: RDMAXFER_RQ_MIRROR for the SENDs, indexed by the mirror's number of
+ * the peer entry each one takes (lg_tx_seq), then RDMAXFER_RQ_MIRROR for our
  * slots, indexed by the number our receive queue gives them (lg_rx_seq).
- * A SEND's entry is written again only RDMAXFER_RQ_RING entries later,
+ * A SEND's entry is written again only RDMAXFER_RQ_MIRROR entries later,
  * which the peer can only have announced after it received this one; a
  * slot's only after it completed (the receive queue holds fewer).  The
  * device writes the receive half and reads the send half; the CPU writes
@@ -42,7 +42,7 @@
 
 #include "rdmaxfer.h"
 
-#define RDMAXFER_HDRS	(2 * RDMAXFER_RQ_RING)
+#define RDMAXFER_HDRS	(2 * RDMAXFER_RQ_MIRROR)
 
 /**
  * rdmaxfer_port_has_imm - does a SEND on this port carry immediate data?
@@ -138,7 +138,7 @@ static void rdmaxfer_hdr_sge(struct rdmaxfer_conn *conn, u32 idx, struct ib_sge 
  */
 void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm)
 {
-	u32 idx = conn->c_lg.lg_tx_seq % RDMAXFER_RQ_RING;
+	u32 idx = conn->c_lg.lg_tx_seq % RDMAXFER_RQ_MIRROR;
 	struct rdmaxfer_msg_user *h = &conn->c_hdrs[idx];
 
 	lockdep_assert_held(&conn->c_lock);
@@ -161,7 +161,7 @@ void rdmaxfer_hdr_tx(struct rdmaxfer_conn *conn, struct ib_sge *sge, u32 imm)
 void rdmaxfer_hdr_rx_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req)
 {
 	lockdep_assert_held(&conn->c_lock);
-	req->r_hdr_idx = RDMAXFER_RQ_RING + conn->c_lg.lg_rx_seq % RDMAXFER_RQ_RING;
+	req->r_hdr_idx = RDMAXFER_RQ_MIRROR + conn->c_lg.lg_rx_seq % RDMAXFER_RQ_MIRROR;
 	rdmaxfer_hdr_sge(conn, req->r_hdr_idx, &req->r_sge[0]);
 }
 

@@ -131,7 +131,7 @@ struct key;
 /* Receive slots (slot.c, credit.c; "Receive slots" in proto.h). */
 #define RDMAXFER_MAX_SLOTS	512	/* slots posted on one connection */
 #define RDMAXFER_MIN_SLOT	64	/* bytes: a slot holds any CREDIT message */
-#define RDMAXFER_RQ_RING	1024	/* mirror of announced entries, >= our receive queue */
+#define RDMAXFER_RQ_MIRROR	1024	/* mirror of announced entries, >= our receive queue */
 #define RDMAXFER_MIN_CTRL_RECVS	1	/* control buffers kept posted in slot mode */
 #define RDMAXFER_MIN_RECVS	4	/* receive entries kept posted in slot mode */
 #define RDMAXFER_MAX_RUNS	((RDMAXFER_MIN_SLOT - sizeof(struct rdmaxfer_msg_hdr)) / \
@@ -579,7 +579,7 @@ struct rdmaxfer_probe {
  * @lg_tx_seq: number of the peer's entry our next message takes
  * @lg_tx_end: number of the peer's first entry not announced yet
  * @lg_tx_caps: the peer's entries [@lg_tx_seq, @lg_tx_end): capacity |
- *	RDMAXFER_RUN_SLOT, indexed by number modulo RDMAXFER_RQ_RING
+ *	RDMAXFER_RUN_SLOT, indexed by number modulo RDMAXFER_RQ_MIRROR
  * @lg_peer_slots: the peer has announced a slot: SENDs go zero-copy
  * @lg_rx_seq: number our next posted receive entry gets
  * @lg_rx_ann: number of our first entry not announced to the peer yet
@@ -820,8 +820,8 @@ struct rdmaxfer_ka {
  * @c_peer_features: RDMAXFER_HELLO_* of the peer
  * @c_slot_hdr: user messages and slots carry a header entry (both hellos
  *	say RDMAXFER_HELLO_SLOT_HDR: a port without immediate data, proto.h)
- * @c_hdrs: header entries (hdr.c): RDMAXFER_RQ_RING for our SENDs, by
- *	lg_tx_seq, then RDMAXFER_RQ_RING for our slots, by lg_rx_seq; NULL on a
+ * @c_hdrs: header entries (hdr.c): RDMAXFER_RQ_MIRROR for our SENDs, by
+ *	lg_tx_seq, then RDMAXFER_RQ_MIRROR for our slots, by lg_rx_seq; NULL on a
  *	port with immediate data
  * @c_hdrs_dma: their DMA address (mapped both ways, once)
  * @c_peer_ctrl_size: the peer's control buffer size

@@ -68,7 +68,7 @@ int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, boo
 		ret = conn->c_sl.sl_posted < RDMAXFER_MAX_SLOTS ?
 		      ib_post_recv(conn->c_qp, &wr, NULL) : -ENOSPC;
 	if (!ret) {
-		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_RING;
+		u32 idx = conn->c_lg.lg_rx_seq++ % RDMAXFER_RQ_MIRROR;
 
 		conn->c_lg.lg_rx_caps[idx] = len | RDMAXFER_RUN_SLOT;
 		conn->c_sl.sl_posted++;

@@ -20,19 +20,19 @@
  * receive slots; then it goes zero-copy into the peer's next slot it fits
  * (slot.c).  RECV posts a slot (slot.c).  CAS and FADD are atomic.c's.
  *
- * Runs.  Zero-copy SENDs are posted one by one, each placed in the peer's
+ * Bursts.  Zero-copy SENDs are posted one by one, each placed in the peer's
  * slots under c_lock with its post (credit.c), so they cannot join a chain;
  * atomics are posted one by one too, each signaled for its result.
  * Posting from process context, with bottom halves on, lets a software
  * device process each one on its own: Soft-RoCE schedules its requester
  * tasklet at every kernel post, and it runs as soon as bottom halves come
  * back on, for the one WR there (and then its completion, through the
- * CQ's own softirq passes).  So up to RDMAXFER_RUN consecutive zero-copy
+ * CQ's own softirq passes).  So up to RDMAXFER_BURST consecutive zero-copy
  * SENDs and atomics of a SUBMIT on one connection that can go at once are
- * posted in one section with bottom halves off (rdmaxfer_run_post()); the
+ * posted in one section with bottom halves off (rdmaxfer_burst_post()); the
  * requester then sends them in one pass.  The order, the credits and the
  * slot placement are those of posting them one at a time; one that would
- * have to wait ends the run and takes the usual path.  An adapter sees the
+ * have to wait ends the burst and takes the usual path.  An adapter sees the
  * same posts, only closer together.
  *
  * Every posted operation ends in exactly one completion event, also when
@@ -67,7 +67,7 @@ static bool rdmaxfer_send_is_zc(const struct rdmaxfer_conn *conn)
 #define RDMAXFER_SUBMIT_ONSTACK	8
 
 /* SENDs and atomics posted in one section with bottom halves off, at most */
-#define RDMAXFER_RUN	16
+#define RDMAXFER_BURST	16
 
 /**
  * rdmaxfer_wc_errno - what a work completion status means to the user
@@ -572,7 +572,7 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	}
 }
 
-/* May @req join a run on @conn: a zero-copy SEND (the peer posts slots), CAS or FADD? */
+/* May @req join a burst on @conn: a zero-copy SEND (the peer posts slots), CAS or FADD? */
 static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
 				 const struct rdmaxfer_conn *conn)
 {
@@ -589,16 +589,16 @@ static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
 	}
 }
 
-/* A run's @req made ready to post: a SEND's SGEs, an atomic's result buffer. */
-static int rdmaxfer_run_prepare(struct rdmaxfer_req *req)
+/* A burst's @req made ready to post: a SEND's SGEs, an atomic's result buffer. */
+static int rdmaxfer_burst_prepare(struct rdmaxfer_req *req)
 {
 	if (req->r_event.ev.opcode != RDMAXFER_OP_SEND)
 		return rdmaxfer_atomic_map(req);
 	return rdmaxfer_req_lmr_sges(req);
 }
 
-/* Post a run's @req, made ready; its room is taken, bottom halves are off. */
-static int rdmaxfer_run_post_one(struct rdmaxfer_req *req)
+/* Post a burst's @req, made ready; its room is taken, bottom halves are off. */
+static int rdmaxfer_burst_post_one(struct rdmaxfer_req *req)
 {
 	struct ib_send_wr wr;
 
@@ -609,43 +609,43 @@ static int rdmaxfer_run_post_one(struct rdmaxfer_req *req)
 }
 
 /**
- * rdmaxfer_run_post - post consecutive SENDs and atomics with bottom halves off
+ * rdmaxfer_burst_post - post consecutive SENDs and atomics with bottom halves off
  * @reqs: the batch's requests from the next one to post
  * @n: how many of them there are
  * @ch: the SUBMIT's chain
  *
- * See "Runs" above.  A run needs at least two zero-copy SENDs or atomics
+ * See "Bursts" above.  A burst needs at least two zero-copy SENDs or atomics
  * on the chain's connection, an empty chain and no slots posted just
  * before (rdmaxfer_req_issue() announces those first).  They are made
  * ready (a SEND's registration looked up or made, an atomic's result
  * mapped) and their send-queue room taken first, without waiting for
  * room; then they are posted, in order, in one section with bottom halves
- * off.  The run ends at the first one that cannot be posted at once (no
+ * off.  The burst ends at the first one that cannot be posted at once (no
  * room, no credit or slot of the peer, an error): that one takes the
  * usual path, which waits or reports the error.
  *
  * Context: process context, may sleep (a buffer's first registration on
  * the connection); rdmaxfer_conn_enter() held on @ch->conn.
- * Return: how many of @reqs were posted, from the first; 0 if no run.
+ * Return: how many of @reqs were posted, from the first; 0 if no burst.
  */
-static u32 rdmaxfer_run_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
+static u32 rdmaxfer_burst_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfer_chain *ch)
 {
 	struct rdmaxfer_conn *conn = ch->conn;
 	u32 i, k, posted;
 
 	if (!conn || ch->npieces || ch->slots)
 		return 0;
-	n = min_t(u32, n, RDMAXFER_RUN);
+	n = min_t(u32, n, RDMAXFER_BURST);
 	for (k = 0; k < n && rdmaxfer_req_runs_on(reqs[k], conn); k++)
 		;
 	if (k < 2)
 		return 0;
 	/* registrations before room: a first one waits for an empty send queue */
-	for (i = 0; i < k && !rdmaxfer_run_prepare(reqs[i]); i++)
+	for (i = 0; i < k && !rdmaxfer_burst_prepare(reqs[i]); i++)
 		;
 	k = rdmaxfer_wr_take_upto(conn, i);
 	local_bh_disable();
-	for (posted = 0; posted < k && !rdmaxfer_run_post_one(reqs[posted]); posted++)
+	for (posted = 0; posted < k && !rdmaxfer_burst_post_one(reqs[posted]); posted++)
 		;
 	local_bh_enable();
 	if (posted < k)
@@ -702,7 +702,7 @@ int rdmaxfer_ioctl_submit(struct rdmaxfer_file *rf, void *arg)
 	}
 
 	for (i = 0; i < n; i += k) {
-		k = rdmaxfer_run_post(reqs + i, n - i, &ch);
+		k = rdmaxfer_burst_post(reqs + i, n - i, &ch);
 		if (!k) {
 			ret = rdmaxfer_req_issue(reqs[i], &ch);
 			if (ret)
