@@ -334,7 +334,7 @@ static void rdmaxfer_cm_established_client(struct rdmaxfer_conn *conn,
 	/* iWARP: we send first ("The first message on iWARP" above); a proof did */
 	if (!ret && conn->c_iwarp && !conn->c_auth) {
 		WRITE_ONCE(conn->c_first_due, true);
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 	}
 }
 

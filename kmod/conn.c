@@ -389,7 +389,7 @@ struct rdmaxfer_conn *rdmaxfer_conn_alloc(struct rdmaxfer_file *rf)
 	INIT_LIST_HEAD(&conn->c_cb.cb_rx_defer);
 	INIT_LIST_HEAD(&conn->c_cb.cb_spare);
 	INIT_WORK(&conn->c_cb.cb_rx_work, rdmaxfer_rx_work);
-	conn->c_lg.lg_skip_cqe.done = rdmaxfer_skip_done;
+	conn->c_lg.lg_skip_cqe.done = rdmaxfer_credit_skip_done;
 	INIT_LIST_HEAD(&conn->c_lmrs);
 	INIT_LIST_HEAD(&conn->c_sq.sq_owed);
 	mutex_init(&conn->c_lmr_lock);

@@ -6,24 +6,24 @@
  * Our side.  Every entry we post on the receive queue (a control buffer,
  * ctrl.c, or a user's slot, slot.c) gets the next number (lg_rx_seq), and
  * its kind and capacity are remembered (lg_rx_caps) until they are
- * announced, in order (rdmaxfer_announce()): hdr.credits of any message
+ * announced, in order (rdmaxfer_credit_announce()): hdr.credits of any message
  * announces the leading control buffers, a CREDIT message runs of anything
- * after.  rdmaxfer_maybe_send_credits() sends a CREDIT when half the
+ * after.  rdmaxfer_credit_maybe_send() sends a CREDIT when half the
  * receive depth is owed and nothing else is going out, or when that lets a
  * WANT of the peer's through (rdmaxfer_want_due()).  A message whose
  * content waits for the user keeps its entry off the queue (cb_held,
  * sl_held) until the user takes what it brought
- * (rdmaxfer_conn_grant()).
+ * (rdmaxfer_credit_grant()).
  *
  * The peer's side.  We mirror what the peer announced (lg_tx_caps, from
- * rdmaxfer_handle_credit() and the credits of every message,
- * rdmaxfer_credits_returned()).  Every message, whoever sends it (control
+ * rdmaxfer_credit_handle() and the credits of every message,
+ * rdmaxfer_credit_returned()).  Every message, whoever sends it (control
  * messages, echoes, zero-copy SENDs), claims a credit with
- * rdmaxfer_tx_claim() and goes with rdmaxfer_tx_post(), into the next entry
+ * rdmaxfer_credit_claim() and goes with rdmaxfer_credit_post(), into the next entry
  * it fits, after skips (empty SENDs) for the entries it must pass over,
  * under c_lock with the post, so messages take the entries in the order
  * the mirror says.  A message that fits none yet asks
- * for one with a WANT (rdmaxfer_tx_want()).  See proto.h for the rules.
+ * for one with a WANT (rdmaxfer_credit_want()).  See proto.h for the rules.
  *
  * Locking: c_lock (bottom halves off) covers both sides' counts and the
  * mirror; see the order at the top of rdmaxfer.h.
@@ -34,25 +34,25 @@
 #include "trace.h"
 
 /* Does a message of @kind and @len fit an entry of capacity @cap? */
-static bool rdmaxfer_tx_fits(u32 cap, u32 len, enum rdmaxfer_msg_kind kind)
+static bool rdmaxfer_credit_fits(u32 cap, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	return (cap & RDMAXFER_RUN_CAP_MASK) >= len &&
 	       (kind == RDMAXFER_KIND_CTRL || (cap & RDMAXFER_RUN_SLOT));
 }
 
 /**
- * rdmaxfer_tx_want - a message waits for the peer's receive entries
+ * rdmaxfer_credit_want - a message waits for the peer's receive entries
  * @conn: the connection
  * @len: its length (header included for a control message)
  * @kind: a control message or a user's SEND (only a slot takes that)
  *
  * Asks for a WANT to the peer (see proto.h) if we have not asked for as
  * short a message of its kind since the last announcement; the caller
- * calls rdmaxfer_maybe_send_credits() after dropping c_lock.
+ * calls rdmaxfer_credit_maybe_send() after dropping c_lock.
  *
  * Context: c_lock held.
  */
-void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
+void rdmaxfer_credit_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	u32 *want = &conn->c_lg.lg_want[kind], sent = conn->c_lg.lg_want_sent[kind];
 
@@ -69,13 +69,13 @@ void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kin
 }
 
 /**
- * rdmaxfer_skip_done - completion of a skip (an empty SEND)
+ * rdmaxfer_credit_skip_done - completion of a skip (an empty SEND)
  * @cq: the send CQ
  * @wc: its work completion
  *
  * Context: send CQ completion handler (softirq).
  */
-void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
+void rdmaxfer_credit_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmaxfer_conn *conn = container_of(wc->wr_cqe, struct rdmaxfer_conn,
 						  c_lg.lg_skip_cqe);
@@ -85,7 +85,7 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * rdmaxfer_tx_claim - claim a credit for one message to the peer
+ * rdmaxfer_credit_claim - claim a credit for one message to the peer
  * @conn: the connection
  * @reserve: credits to leave unclaimed: 0 for a CREDIT or WANT message
  *	(they announce, so they never wait), 1 for any other message (the
@@ -93,13 +93,13 @@ void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc)
  *
  * Every message to the peer, skips included, lands in one entry of its
  * receive queue, which it announced as a credit: this is where a sender
- * takes one, and rdmaxfer_tx_unclaim() where it gives back one it did not
- * use.  The message then goes with rdmaxfer_tx_post().
+ * takes one, and rdmaxfer_credit_unclaim() where it gives back one it did not
+ * use.  The message then goes with rdmaxfer_credit_post().
  *
  * Context: c_lock held.
  * Return: true if a credit was claimed.
  */
-bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve)
+bool rdmaxfer_credit_claim(struct rdmaxfer_conn *conn, u32 reserve)
 {
 	lockdep_assert_held(&conn->c_lock);
 	if (conn->c_lg.lg_credits <= reserve)
@@ -109,12 +109,12 @@ bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve)
 }
 
 /**
- * rdmaxfer_tx_unclaim - give back a credit a message did not use
+ * rdmaxfer_credit_unclaim - give back a credit a message did not use
  * @conn: the connection
  *
  * Context: c_lock held.
  */
-void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn)
+void rdmaxfer_credit_unclaim(struct rdmaxfer_conn *conn)
 {
 	lockdep_assert_held(&conn->c_lock);
 	conn->c_lg.lg_credits++;
@@ -128,7 +128,7 @@ void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn)
  * -EAGAIN (no announced entry fits yet, or no room to skip) some skips may
  * have been posted.  c_lock held.
  */
-static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
+static int rdmaxfer_credit_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &conn->c_lg.lg_skip_cqe,
@@ -140,10 +140,11 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 
 	lockdep_assert_held(&conn->c_lock);
 	for (seq = conn->c_lg.lg_tx_seq; seq != conn->c_lg.lg_tx_end; seq++)
-		if (rdmaxfer_tx_fits(conn->c_lg.lg_tx_caps[seq % RDMAXFER_RQ_MIRROR], len, kind))
+		if (rdmaxfer_credit_fits(conn->c_lg.lg_tx_caps[seq % RDMAXFER_RQ_MIRROR], len,
+					 kind))
 			break;
 	if (seq == conn->c_lg.lg_tx_end) {
-		rdmaxfer_tx_want(conn, len, kind);
+		rdmaxfer_credit_want(conn, len, kind);
 		return -EAGAIN;
 	}
 	/*
@@ -151,10 +152,11 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 	 * skipped come back (control buffers while the peer has few posted,
 	 * slots always), so the peer announces more and the rest can follow.
 	 */
-	while (conn->c_lg.lg_tx_seq != seq && conn->c_sq.sq_wr_free && rdmaxfer_tx_claim(conn, 1)) {
+	while (conn->c_lg.lg_tx_seq != seq && conn->c_sq.sq_wr_free &&
+	       rdmaxfer_credit_claim(conn, 1)) {
 		ret = ib_post_send(conn->c_qp, &wr, NULL);
 		if (ret) {
-			rdmaxfer_tx_unclaim(conn);
+			rdmaxfer_credit_unclaim(conn);
 			break;
 		}
 		conn->c_sq.sq_wr_free--;
@@ -166,12 +168,12 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
 				    kind == RDMAXFER_KIND_USER ? RDMAXFER_MSG_USER : 0, skips);
 	if (ret || conn->c_lg.lg_tx_seq == seq)
 		return ret;
-	rdmaxfer_tx_want(conn, len, kind);
+	rdmaxfer_credit_want(conn, len, kind);
 	return -EAGAIN;
 }
 
 /**
- * rdmaxfer_tx_post - post a message into the peer's next entry it fits
+ * rdmaxfer_credit_post - post a message into the peer's next entry it fits
  * @conn: the connection
  * @wr: the SEND; with slot headers (hdr.c) a user message's first SGE is
  *	its header's, filled in here once the message's entry is known
@@ -180,7 +182,7 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
  * @kind: a control message, or a user's SEND, which only a slot takes
  * @imm: a user message's immediate data, for its header
  *
- * The caller has claimed a credit (rdmaxfer_tx_claim()) and a send WR for
+ * The caller has claimed a credit (rdmaxfer_credit_claim()) and a send WR for
  * the message.  Skips go first where the next announced entries do not
  * fit; the message then takes entry lg_tx_seq, and the next message the
  * one after it.  Every sender goes through here, so the entries are taken
@@ -188,16 +190,16 @@ static int rdmaxfer_tx_place(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_
  *
  * Context: c_lock held.
  * Return: 0; -EAGAIN if no announced entry fits yet (the credit and the
- * WR are still the caller's: a WANT is due, see rdmaxfer_tx_want()); or
+ * WR are still the caller's: a WANT is due, see rdmaxfer_credit_want()); or
  * the error of ib_post_send().
  */
-int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
-		     struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm)
+int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+			 struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm)
 {
 	int ret;
 
 	lockdep_assert_held(&conn->c_lock);
-	ret = rdmaxfer_tx_place(conn, len, kind);
+	ret = rdmaxfer_credit_place(conn, len, kind);
 	if (ret)
 		return ret;
 	if (kind == RDMAXFER_KIND_USER && rdmaxfer_hdr_len(conn))
@@ -214,8 +216,8 @@ int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
  * Announce what we owe in @hdr and, for a CREDIT message, in runs after it;
  * returns the payload length.  c_lock held.
  */
-u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
-		      bool runs)
+u32 rdmaxfer_credit_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr,
+			     bool runs)
 {
 	struct rdmaxfer_msg_run *run = (void *)(hdr + 1);
 	u32 n = 0, k = 0, cap;
@@ -271,7 +273,7 @@ static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 	/* never more than the queue holds, whatever the counts say */
 	n = min_t(u32, n, RDMAXFER_RQ_SIZE);
 	for (i = 0; i < n; i++)
-		if (rdmaxfer_tx_fits(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_done + i) %
+		if (rdmaxfer_credit_fits(conn->c_lg.lg_rx_caps[(conn->c_lg.lg_rx_done + i) %
 							   RDMAXFER_RQ_MIRROR], len, kind))
 			break;
 	if (i + 2 <= n)
@@ -356,7 +358,7 @@ static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
 }
 
 /**
- * rdmaxfer_maybe_send_credits - announce owed receive entries if due
+ * rdmaxfer_credit_maybe_send - announce owed receive entries if due
  * @conn: the connection
  *
  * In an empty CREDIT message (with runs for slots), when enough are owed
@@ -364,7 +366,7 @@ static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
  *
  * Context: any context that may take a spinlock; does not sleep.
  */
-void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
+void rdmaxfer_credit_maybe_send(struct rdmaxfer_conn *conn)
 {
 	enum rdmaxfer_msg_type type = RDMAXFER_MSG_CREDIT;
 	struct rdmaxfer_ctrl *ct;
@@ -383,7 +385,7 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 	    !list_empty(&conn->c_cb.cb_free_sends) &&
 	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
 	     rdmaxfer_want_due(conn) || conn->c_first_due) &&
-	    rdmaxfer_tx_claim(conn, 0)) {
+	    rdmaxfer_credit_claim(conn, 0)) {
 		ct = list_first_entry(&conn->c_cb.cb_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
 		conn->c_sq.sq_wr_free--;
@@ -395,7 +397,7 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
 }
 
 /**
- * rdmaxfer_conn_grant - give the peer back what a held message took
+ * rdmaxfer_credit_grant - give the peer back what a held message took
  * @conn: the connection
  *
  * Called when the user takes what a message that held its credit brought
@@ -404,7 +406,7 @@ void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn)
  *
  * Context: process context.
  */
-void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
+void rdmaxfer_credit_grant(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_ctrl *ct = NULL;
 	struct rdmaxfer_req *req;
@@ -424,14 +426,14 @@ void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn)
 		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
 	if (ct)
 		rdmaxfer_ctrl_post_recv(conn, ct);
-	rdmaxfer_maybe_send_credits(conn);
+	rdmaxfer_credit_maybe_send(conn);
 }
 
 /*
  * The peer announced @n more receive entries of capacity @cap (with
  * RDMAXFER_RUN_SLOT for slots).  More than it may have is a protocol error.
  */
-int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
+int rdmaxfer_credit_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 {
 	u32 now = 0, i;
 	int ret = 0;
@@ -463,7 +465,7 @@ int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap)
 }
 
 /* CREDIT: runs of receive entries (a peer that speaks slots), or nothing. */
-int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen)
+int rdmaxfer_credit_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 {
 	const struct rdmaxfer_msg_run *run = p;
 	u32 i, count, cap;
@@ -477,7 +479,7 @@ int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 		cap = be32_to_cpu(run[i].cap);
 		if (!count || (cap & RDMAXFER_RUN_CAP_MASK) < RDMAXFER_MIN_SLOT)
 			return -EPROTO;
-		ret = rdmaxfer_credits_returned(conn, count, cap);
+		ret = rdmaxfer_credit_returned(conn, count, cap);
 		if (ret)
 			return ret;
 	}
@@ -485,7 +487,7 @@ int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 }
 
 /* WANT: a message of the peer waits for our receive entries (proto.h). */
-int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
+int rdmaxfer_credit_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 {
 	const struct rdmaxfer_msg_want *want = p;
 	u32 ctrl, data;
@@ -501,6 +503,6 @@ int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen)
 	conn->c_lg.lg_peer_want[RDMAXFER_KIND_CTRL] = ctrl;
 	conn->c_lg.lg_peer_want[RDMAXFER_KIND_USER] = data;
 	spin_unlock_bh(&conn->c_lock);
-	/* answered when its buffer is back (rdmaxfer_maybe_send_credits()) */
+	/* answered when its buffer is back (rdmaxfer_credit_maybe_send()) */
 	return 0;
 }

@@ -56,18 +56,18 @@ static struct rdmaxfer_ctrl *rdmaxfer_ctrl_take(struct rdmaxfer_conn *conn, u32 
 	} else if (user && conn->c_sq.sq_reg_waits) {
 		/* held back until the registration is posted */
 	} else if (conn->c_sq.sq_wr_free && !list_empty(&conn->c_cb.cb_free_sends) &&
-		   rdmaxfer_tx_claim(conn, reserve)) {
+		   rdmaxfer_credit_claim(conn, reserve)) {
 		ct = list_first_entry(&conn->c_cb.cb_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);
 		conn->c_sq.sq_wr_free--;
 	} else if (reserve == 1 && conn->c_lg.lg_credits == 1 && conn->c_lg.lg_peer_slots) {
 		/* a control message; its real length is asked for if need be */
-		rdmaxfer_tx_want(conn, RDMAXFER_MIN_SLOT, RDMAXFER_KIND_CTRL);
+		rdmaxfer_credit_want(conn, RDMAXFER_MIN_SLOT, RDMAXFER_KIND_CTRL);
 		want = conn->c_lg.lg_want_due;
 	}
 	spin_unlock_bh(&conn->c_lock);
 	if (want)
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 	return ct;
 }
 
@@ -130,14 +130,14 @@ static void rdmaxfer_ctrl_put(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *
 void rdmaxfer_ctrl_put_unused(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct)
 {
 	spin_lock_bh(&conn->c_lock);
-	rdmaxfer_tx_unclaim(conn);
+	rdmaxfer_credit_unclaim(conn);
 	spin_unlock_bh(&conn->c_lock);
 	rdmaxfer_ctrl_put(conn, ct, false);
 }
 
 /*
  * Post a control message: it takes the peer's next entry it fits (see
- * rdmaxfer_tx_post()).  Returns -EAGAIN if none does yet, with everything
+ * rdmaxfer_credit_post()).  Returns -EAGAIN if none does yet, with everything
  * still held.  A CREDIT message gets its runs here (@length is then 0).
  */
 int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
@@ -193,7 +193,7 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	hdr->type = cpu_to_be16(type);
 	rx_ann = conn->c_lg.lg_rx_ann;
 	user_slots = conn->c_sl.sl_user_new;
-	ann = rdmaxfer_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
+	ann = rdmaxfer_credit_announce(conn, hdr, type == RDMAXFER_MSG_CREDIT);
 	if (type == RDMAXFER_MSG_CREDIT) {
 		length = ann;
 	} else if (type == RDMAXFER_MSG_WANT) {
@@ -209,7 +209,8 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 		ret = -EAGAIN;
 	} else {
 		ib_dma_sync_single_for_device(ib, ct->ct_dma, sge.length, DMA_TO_DEVICE);
-		ret = rdmaxfer_tx_post(conn, &wr, &ct->ct_cqe, sge.length, RDMAXFER_KIND_CTRL, 0);
+		ret = rdmaxfer_credit_post(conn, &wr, &ct->ct_cqe, sge.length,
+					   RDMAXFER_KIND_CTRL, 0);
 	}
 	if (!ret) {
 		WRITE_ONCE(conn->c_first_due, false);
@@ -239,7 +240,7 @@ static int rdmaxfer_ctrl_post_want(struct rdmaxfer_conn *conn, struct rdmaxfer_c
 	int ret = __rdmaxfer_ctrl_post(conn, ct, type, length);
 
 	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 	return ret;
 }
 
@@ -464,16 +465,16 @@ int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 len)
 		if (ret)
 			return ret;
 	}
-	ret = rdmaxfer_credits_returned(conn, be16_to_cpu(hdr->credits),
-					conn->c_peer_ctrl_size);
+	ret = rdmaxfer_credit_returned(conn, be16_to_cpu(hdr->credits),
+				       conn->c_peer_ctrl_size);
 	if (ret)
 		return ret;
 
 	switch (be16_to_cpu(hdr->type)) {
 	case RDMAXFER_MSG_CREDIT:
-		return rdmaxfer_handle_credit(conn, p, plen);
+		return rdmaxfer_credit_handle(conn, p, plen);
 	case RDMAXFER_MSG_WANT:
-		return rdmaxfer_handle_want(conn, p, plen);
+		return rdmaxfer_credit_handle_want(conn, p, plen);
 	}
 	might_sleep();
 	switch (be16_to_cpu(hdr->type)) {
@@ -551,7 +552,7 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 			list_add_tail(&ct->ct_entry, &conn->c_cb.cb_spare);
 		spin_unlock_bh(&conn->c_lock);
 		if (!repost)
-			rdmaxfer_maybe_send_credits(conn);	/* a WANT may need it */
+			rdmaxfer_credit_maybe_send(conn);	/* a WANT may need it */
 		ret = 0;
 	} else if (flow) {
 		ret = rdmaxfer_handle_msg(conn, flow, wc->byte_len);
@@ -572,7 +573,7 @@ static void rdmaxfer_recv_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_ctr
 		return;
 	}
 	if (repost && !rdmaxfer_ctrl_post_recv(conn, ct))
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 }
 
 /* --- the receive CQ -------------------------------------------------------- */
@@ -738,7 +739,7 @@ static void rdmaxfer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	rdmaxfer_ctrl_put(conn, ct, true);
 	if (req)
 		rdmaxfer_req_wc(req, wc->status);
-	rdmaxfer_maybe_send_credits(conn);
+	rdmaxfer_credit_maybe_send(conn);
 }
 
 /* --- setup ------------------------------------------------------------------ */
@@ -877,7 +878,7 @@ int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg)
 			kfree(m);
 			/* the peer may send another message now (may post a CREDIT) */
 			if (!rdmaxfer_conn_enter(conn)) {
-				rdmaxfer_conn_grant(conn);
+				rdmaxfer_credit_grant(conn);
 				rdmaxfer_conn_exit(conn);
 			}
 		}

@@ -236,7 +236,7 @@ static void rdmaxfer_peer_event_free(struct rdmaxfer_event *ev)
 	if (conn) {
 		atomic_dec(&conn->c_peer_events);
 		if (pe->pe_held && !rdmaxfer_conn_enter(conn)) {
-			rdmaxfer_conn_grant(conn);
+			rdmaxfer_credit_grant(conn);
 			rdmaxfer_conn_exit(conn);
 		}
 		rdmaxfer_obj_put(&conn->c_obj);

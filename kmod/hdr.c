@@ -130,7 +130,7 @@ static void rdmaxfer_hdr_sge(struct rdmaxfer_conn *conn, u32 idx, struct ib_sge 
  * @sge: set to the header's SGE (the SEND's first)
  * @imm: the user's immediate
  *
- * The message takes the peer's entry lg_tx_seq (rdmaxfer_tx_post() has
+ * The message takes the peer's entry lg_tx_seq (rdmaxfer_credit_post() has
  * brought the mirror there); the header is written in our entry of that
  * number.
  *

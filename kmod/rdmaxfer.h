@@ -1195,18 +1195,18 @@ int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 
 /* credit.c */
-u32 rdmaxfer_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
-bool rdmaxfer_tx_claim(struct rdmaxfer_conn *conn, u32 reserve);
-void rdmaxfer_tx_unclaim(struct rdmaxfer_conn *conn);
-int rdmaxfer_tx_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
-		     struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm);
-void rdmaxfer_tx_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
-void rdmaxfer_skip_done(struct ib_cq *cq, struct ib_wc *wc);
-void rdmaxfer_maybe_send_credits(struct rdmaxfer_conn *conn);
-void rdmaxfer_conn_grant(struct rdmaxfer_conn *conn);
-int rdmaxfer_credits_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap);
-int rdmaxfer_handle_credit(struct rdmaxfer_conn *conn, const void *p, u32 plen);
-int rdmaxfer_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+u32 rdmaxfer_credit_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
+bool rdmaxfer_credit_claim(struct rdmaxfer_conn *conn, u32 reserve);
+void rdmaxfer_credit_unclaim(struct rdmaxfer_conn *conn);
+int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+			 struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm);
+void rdmaxfer_credit_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
+void rdmaxfer_credit_skip_done(struct ib_cq *cq, struct ib_wc *wc);
+void rdmaxfer_credit_maybe_send(struct rdmaxfer_conn *conn);
+void rdmaxfer_credit_grant(struct rdmaxfer_conn *conn);
+int rdmaxfer_credit_returned(struct rdmaxfer_conn *conn, u32 n, u32 cap);
+int rdmaxfer_credit_handle(struct rdmaxfer_conn *conn, const void *p, u32 plen);
+int rdmaxfer_credit_handle_want(struct rdmaxfer_conn *conn, const void *p, u32 plen);
 
 /* slot.c */
 int rdmaxfer_slot_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req, bool user);

@@ -378,7 +378,7 @@ void rdmaxfer_chain_end(struct rdmaxfer_chain *ch)
 	rdmaxfer_chain_post(ch);
 	/* the slots of the batch, announced together if due */
 	if (ch->slots)
-		rdmaxfer_maybe_send_credits(ch->conn);
+		rdmaxfer_credit_maybe_send(ch->conn);
 	ch->slots = false;
 	rdmaxfer_conn_exit(ch->conn);
 	ch->conn = NULL;

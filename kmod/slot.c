@@ -107,8 +107,8 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	if (!conn->c_sq.sq_wr_free)
 		return -EAGAIN;
 	/* the credit and the WR of the echo itself; skips claim their own */
-	if (!rdmaxfer_tx_claim(conn, 1)) {
-		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
+	if (!rdmaxfer_credit_claim(conn, 1)) {
+		rdmaxfer_credit_want(conn, len, RDMAXFER_KIND_USER);
 		return -EAGAIN;
 	}
 	conn->c_sq.sq_wr_free--;
@@ -119,12 +119,12 @@ static int rdmaxfer_echo_post(struct rdmaxfer_conn *conn, struct rdmaxfer_req *r
 	}
 	wr.num_sge = i + !!hdr;
 	req->r_cqe.cqe.done = rdmaxfer_echo_done;
-	ret = rdmaxfer_tx_post(conn, &wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
-			       req->r_echo_imm);
+	ret = rdmaxfer_credit_post(conn, &wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
+				   req->r_echo_imm);
 	if (!ret) {
 		trace_rdmaxfer_flow(conn, RDMAXFER_FLOW_ECHO, RDMAXFER_MSG_USER, len);
 	} else {
-		rdmaxfer_tx_unclaim(conn);
+		rdmaxfer_credit_unclaim(conn);
 		conn->c_sq.sq_wr_free++;
 	}
 	return ret;
@@ -157,7 +157,7 @@ void rdmaxfer_echo_kick(struct rdmaxfer_conn *conn)
 	spin_unlock_bh(&conn->c_lock);
 	/* what stays is completed by the teardown (rdmaxfer_held_slots_flush()) */
 	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 	else if (ret && ret != -EAGAIN && ret != -ENOTCONN)
 		rdmaxfer_conn_fail(conn, -EIO);
 }
@@ -178,7 +178,7 @@ static void rdmaxfer_echo_done(struct ib_cq *cq, struct ib_wc *wc)
 	else if (rdmaxfer_slot_post(conn, req, false))
 		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
 	else
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 }
 
 /**
@@ -265,13 +265,13 @@ void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
 			if (rdmaxfer_slot_post(conn, req, false))
 				rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
 			else
-				rdmaxfer_maybe_send_credits(conn);
+				rdmaxfer_credit_maybe_send(conn);
 			return;
 		}
 		req->r_event.ev.bytes = wc->byte_len;
 		req->r_event.ev.imm_data = be32_to_cpu(wc->ex.imm_data);
 		rdmaxfer_req_wc(req, IB_WC_SUCCESS);
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 		return;
 	}
 	if (flow) {
@@ -292,7 +292,7 @@ void rdmaxfer_slot_handle(struct rdmaxfer_conn *conn, struct rdmaxfer_req *req,
 		rdmaxfer_req_wc(req, IB_WC_WR_FLUSH_ERR);
 		return;
 	}
-	rdmaxfer_maybe_send_credits(conn);
+	rdmaxfer_credit_maybe_send(conn);
 }
 
 /* Context: receive CQ completion handler (softirq). */
@@ -369,7 +369,7 @@ void rdmaxfer_send_zc_wr(struct rdmaxfer_req *req, struct ib_send_wr *wr)
 /*
  * Post a zero-copy SEND into the peer's next slot it fits, taking a credit
  * (the last one stays for CREDIT and WANT messages).  -EAGAIN: no such
- * slot yet (the peer is asked, see rdmaxfer_tx_want()).  @trace: emit
+ * slot yet (the peer is asked, see rdmaxfer_credit_want()).  @trace: emit
  * its op_post event once posted (under c_lock, so before its completion's).
  */
 int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool trace)
@@ -381,21 +381,21 @@ int rdmaxfer_send_zc_post(struct rdmaxfer_req *req, struct ib_send_wr *wr, bool 
 	spin_lock_bh(&conn->c_lock);	/* see rdmaxfer_ctrl_send() */
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
-	} else if (!rdmaxfer_tx_claim(conn, 1)) {
-		rdmaxfer_tx_want(conn, len, RDMAXFER_KIND_USER);
+	} else if (!rdmaxfer_credit_claim(conn, 1)) {
+		rdmaxfer_credit_want(conn, len, RDMAXFER_KIND_USER);
 		ret = -EAGAIN;
 	} else {
-		ret = rdmaxfer_tx_post(conn, wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
-				       req->r_event.ev.imm_data);
+		ret = rdmaxfer_credit_post(conn, wr, &req->r_cqe, len, RDMAXFER_KIND_USER,
+					   req->r_event.ev.imm_data);
 		if (ret)
-			rdmaxfer_tx_unclaim(conn);
+			rdmaxfer_credit_unclaim(conn);
 		if (!ret && trace)
 			trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	}
 	spin_unlock_bh(&conn->c_lock);
 	/* waiting: make sure the peer knows (a WANT, see proto.h) */
 	if (ret == -EAGAIN && READ_ONCE(conn->c_lg.lg_want_due))
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 	return ret;
 }
 

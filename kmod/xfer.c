@@ -543,7 +543,7 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 	trace_rdmaxfer_op_post(req->r_file, &req->r_event.ev);
 	if (ch->slots && req->r_event.ev.opcode != RDMAXFER_OP_RECV) {
 		/* the slots before this, announced if due before it may wait */
-		rdmaxfer_maybe_send_credits(conn);
+		rdmaxfer_credit_maybe_send(conn);
 		ch->slots = false;
 	}
 	switch (req->r_event.ev.opcode) {
