@@ -8,7 +8,7 @@
  * in a small kernel buffer of the request, DMA-mapped when the request is
  * posted (only then is the device known to stay), and goes to the user in
  * the completion's value (xfer.c).  Each atomic is signaled for its
- * result; several of a SUBMIT may go in one run (xfer.c, "Runs").
+ * result; several of a SUBMIT may go in one burst (xfer.c, "Bursts").
  *
  * Locking: c_lock (bottom halves off) with the post, as every post.
  */
@@ -74,7 +74,7 @@ int rdmaxfer_req_atomic_init(struct rdmaxfer_req *req, const struct rdmaxfer_op 
 }
 
 /*
- * Map the result buffer of a CAS or FADD, once (a run may have mapped it
+ * Map the result buffer of a CAS or FADD, once (a burst may have mapped it
  * already).  Called between rdmaxfer_conn_enter() and _end(): c_dev is
  * stable.
  */

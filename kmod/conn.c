@@ -8,8 +8,8 @@
  * cm.c speaks rdma_cm and serves the connection ioctls; it calls this file
  * to set a connection up (rdmaxfer_conn_setup()) and take it down
  * (rdmaxfer_conn_teardown()).  ctrl.c is the control channel on the QP
- * made here; xfer.c, rw.c, atomic.c, slot.c, window.c and lmr.c post
- * operations and registrations on it, within the room sq.c keeps.
+ * made here; xfer.c, rw.c, atomic.c and slot.c post operations on it, and
+ * reg.c registrations (for window.c and lmr.c), within the room sq.c keeps.
  *
  * Queue pair.  Both CQs come from the device's CQ pool and poll in softirq
  * context (IB_POLL_SOFTIRQ).  The send CQ's handlers free contexts, return
@@ -430,12 +430,12 @@ static void rdmaxfer_conn_free_resources(struct rdmaxfer_conn *conn)
 	}
 	if (conn->c_pd_held) {
 		conn->c_pd_held = false;
-		rdmaxfer_conn_pd_put(conn);	/* windows still alive keep it */
+		rdmaxfer_conn_pd_put(conn);	/* registrations still alive keep it */
 	}
 }
 
 /**
- * rdmaxfer_conn_pd_get - keep the connection's PD while a window uses it
+ * rdmaxfer_conn_pd_get - keep the connection's PD while a registration uses it
  * @conn: the connection; the caller holds a PD user already (it is up)
  */
 void rdmaxfer_conn_pd_get(struct rdmaxfer_conn *conn)

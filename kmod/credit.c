@@ -10,7 +10,7 @@
  * announces the leading control buffers, a CREDIT message runs of anything
  * after.  rdmaxfer_credit_maybe_send() sends a CREDIT when half the
  * receive depth is owed and nothing else is going out, or when that lets a
- * WANT of the peer's through (rdmaxfer_want_due()).  A message whose
+ * WANT of the peer's through (rdmaxfer_credit_want_due()).  A message whose
  * content waits for the user keeps its entry off the queue (cb_held,
  * sl_held) until the user takes what it brought
  * (rdmaxfer_credit_grant()).
@@ -19,11 +19,11 @@
  * rdmaxfer_credit_handle() and the credits of every message,
  * rdmaxfer_credit_returned()).  Every message, whoever sends it (control
  * messages, echoes, zero-copy SENDs), claims a credit with
- * rdmaxfer_credit_claim() and goes with rdmaxfer_credit_post(), into the next entry
- * it fits, after skips (empty SENDs) for the entries it must pass over,
- * under c_lock with the post, so messages take the entries in the order
- * the mirror says.  A message that fits none yet asks
- * for one with a WANT (rdmaxfer_credit_want()).  See proto.h for the rules.
+ * rdmaxfer_credit_claim() and goes with rdmaxfer_credit_post(), into the
+ * next entry it fits, after skips (empty SENDs) for the entries it must
+ * pass over, under c_lock with the post, so messages take the entries in
+ * the order the mirror says.  A message that fits none yet asks for one
+ * with a WANT (rdmaxfer_credit_want()).  See proto.h for the rules.
  *
  * Locking: c_lock (bottom halves off) covers both sides' counts and the
  * mirror; see the order at the top of rdmaxfer.h.
@@ -189,11 +189,13 @@ static int rdmaxfer_credit_place(struct rdmaxfer_conn *conn, u32 len, enum rdmax
  * in the order the mirror (lg_tx_caps) says.
  *
  * Context: c_lock held.
- * Return: 0; -EAGAIN if no announced entry fits yet (the credit and the
- * WR are still the caller's: a WANT is due, see rdmaxfer_credit_want()); or
- * the error of ib_post_send().
+ * Return: 0; -EAGAIN if no announced entry fits yet (a WANT is then due,
+ * see rdmaxfer_credit_want()) or no credit or WR is left for the skips
+ * before it (some skips may have been posted); or the error of
+ * ib_post_send().  On an error the message's credit and WR are still the
+ * caller's to give back.
  */
-int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, struct ib_send_wr *wr,
 			 struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm)
 {
 	int ret;
@@ -262,8 +264,8 @@ enum rdmaxfer_want_fit {
  * fits a user's SEND (only the user's slots can help) or nothing of that
  * kind waits.
  */
-static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
-						  enum rdmaxfer_msg_kind kind, u32 n)
+static enum rdmaxfer_want_fit rdmaxfer_credit_want_ready(struct rdmaxfer_conn *conn,
+							 enum rdmaxfer_msg_kind kind, u32 n)
 {
 	u32 len = conn->c_lg.lg_peer_want[kind], i;
 
@@ -284,7 +286,7 @@ static enum rdmaxfer_want_fit rdmaxfer_want_ready(struct rdmaxfer_conn *conn,
 }
 
 /* Owe the peer enough to tell it now?  See "Our side" above. */
-static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
+static bool rdmaxfer_credit_due(struct rdmaxfer_conn *conn)
 {
 	u32 owed = READ_ONCE(conn->c_lg.lg_rx_seq) - READ_ONCE(conn->c_lg.lg_rx_ann);
 	u32 posted = READ_ONCE(conn->c_cb.cb_posted) + READ_ONCE(conn->c_sl.sl_posted);
@@ -304,7 +306,7 @@ static bool rdmaxfer_credits_due(struct rdmaxfer_conn *conn)
  * Owe the peer an answer to its WANT: it cannot place its message with the
  * entries it holds, and could if told of all we have posted?  c_lock held.
  */
-static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
+static bool rdmaxfer_credit_want_due(struct rdmaxfer_conn *conn)
 {
 	u32 posted = conn->c_lg.lg_rx_seq - conn->c_lg.lg_rx_done;
 	u32 held = conn->c_lg.lg_rx_ann - conn->c_lg.lg_rx_done;
@@ -317,21 +319,24 @@ static bool rdmaxfer_want_due(struct rdmaxfer_conn *conn)
 	if (held > posted)
 		held = 0;
 	for (kind = 0; kind < RDMAXFER_NR_KINDS; kind++)
-		if (rdmaxfer_want_ready(conn, kind, held) != RDMAXFER_WANT_FITS &&
-		    rdmaxfer_want_ready(conn, kind, posted) == RDMAXFER_WANT_FITS)
+		if (rdmaxfer_credit_want_ready(conn, kind, held) != RDMAXFER_WANT_FITS &&
+		    rdmaxfer_credit_want_ready(conn, kind, posted) == RDMAXFER_WANT_FITS)
 			return true;
 	return false;
 }
 
 /* Would one more posted entry let a message of the peer's WANT through? */
-static bool rdmaxfer_want_short(struct rdmaxfer_conn *conn)
+static bool rdmaxfer_credit_want_short(struct rdmaxfer_conn *conn)
 {
 	u32 posted = conn->c_lg.lg_rx_seq - conn->c_lg.lg_rx_done;
 
 	lockdep_assert_held(&conn->c_lock);
-	return conn->c_lg.lg_peer_wants &&
-	       (rdmaxfer_want_ready(conn, RDMAXFER_KIND_CTRL, posted) == RDMAXFER_WANT_ONE_SHORT ||
-		rdmaxfer_want_ready(conn, RDMAXFER_KIND_USER, posted) == RDMAXFER_WANT_ONE_SHORT);
+	if (!conn->c_lg.lg_peer_wants)
+		return false;
+	if (rdmaxfer_credit_want_ready(conn, RDMAXFER_KIND_CTRL, posted) == RDMAXFER_WANT_ONE_SHORT)
+		return true;
+	return rdmaxfer_credit_want_ready(conn, RDMAXFER_KIND_USER, posted) ==
+	       RDMAXFER_WANT_ONE_SHORT;
 }
 
 /*
@@ -339,7 +344,7 @@ static bool rdmaxfer_want_short(struct rdmaxfer_conn *conn)
  * RDMAXFER_MIN_RECVS entries are posted (see proto.h), or the peer's WANT
  * needs one more entry than we have posted.
  */
-static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
+static void rdmaxfer_credit_spares_refill(struct rdmaxfer_conn *conn)
 {
 	struct rdmaxfer_ctrl *ct;
 
@@ -347,7 +352,7 @@ static void rdmaxfer_spares_refill(struct rdmaxfer_conn *conn)
 		ct = NULL;
 		spin_lock_bh(&conn->c_lock);
 		if (conn->c_cb.cb_posted + conn->c_sl.sl_posted < RDMAXFER_MIN_RECVS ||
-		    rdmaxfer_want_short(conn)) {
+		    rdmaxfer_credit_want_short(conn)) {
 			ct = list_first_entry_or_null(&conn->c_cb.cb_spare, struct rdmaxfer_ctrl,
 						      ct_entry);
 			if (ct)
@@ -373,9 +378,9 @@ void rdmaxfer_credit_maybe_send(struct rdmaxfer_conn *conn)
 
 	/* a hint, checked again under the lock */
 	if (!list_empty(&conn->c_cb.cb_spare))
-		rdmaxfer_spares_refill(conn);
+		rdmaxfer_credit_spares_refill(conn);
 	if (!READ_ONCE(conn->c_lg.lg_peer_wants) && !READ_ONCE(conn->c_lg.lg_want_due) &&
-	    !READ_ONCE(conn->c_first_due) && !rdmaxfer_credits_due(conn))
+	    !READ_ONCE(conn->c_first_due) && !rdmaxfer_credit_due(conn))
 		return;
 	spin_lock_bh(&conn->c_lock);
 	ct = NULL;
@@ -383,8 +388,8 @@ void rdmaxfer_credit_maybe_send(struct rdmaxfer_conn *conn)
 		type = RDMAXFER_MSG_WANT;
 	if (conn->c_state == RDMAXFER_CS_ESTABLISHED && conn->c_sq.sq_wr_free &&
 	    !list_empty(&conn->c_cb.cb_free_sends) &&
-	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credits_due(conn) ||
-	     rdmaxfer_want_due(conn) || conn->c_first_due) &&
+	    (type == RDMAXFER_MSG_WANT || rdmaxfer_credit_due(conn) ||
+	     rdmaxfer_credit_want_due(conn) || conn->c_first_due) &&
 	    rdmaxfer_credit_claim(conn, 0)) {
 		ct = list_first_entry(&conn->c_cb.cb_free_sends, struct rdmaxfer_ctrl, ct_entry);
 		list_del(&ct->ct_entry);

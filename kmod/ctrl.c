@@ -174,7 +174,7 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 	/* a WANT another one already asked for goes as a CREDIT */
 	if (type == RDMAXFER_MSG_WANT &&
 	    (!conn->c_lg.lg_want_due || (!conn->c_lg.lg_want[RDMAXFER_KIND_CTRL] &&
-				   !conn->c_lg.lg_want[RDMAXFER_KIND_USER])))
+					 !conn->c_lg.lg_want[RDMAXFER_KIND_USER])))
 		type = RDMAXFER_MSG_CREDIT;
 	/*
 	 * Our last credit (the one claimed for this message) goes only to a

@@ -250,7 +250,7 @@ void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, const struct rdmaxfer_lmr *lmr,
 
 		sge->addr = a;
 		sge->length = len;
-		sge->lkey = reg->rg_segs[seg].ws_mr->lkey;
+		sge->lkey = reg->rg_segs[seg].rs_mr->lkey;
 		return;
 	}
 	while (len) {
@@ -260,7 +260,7 @@ void rdmaxfer_lmr_sges(struct rdmaxfer_req *req, const struct rdmaxfer_lmr *lmr,
 
 		sge->addr = a;
 		sge->length = n;
-		sge->lkey = reg->rg_segs[seg].ws_mr->lkey;
+		sge->lkey = reg->rg_segs[seg].rs_mr->lkey;
 		a += n;
 		len -= n;
 	}

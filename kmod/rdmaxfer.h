@@ -120,7 +120,7 @@ struct key;
  */
 #define RDMAXFER_SQ_BOUND	2047
 #define RDMAXFER_REG_BATCH	16	/* FRWR registrations posted at once */
-#define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per window segment, at most */
+#define RDMAXFER_MAX_SEG_PAGES	4096	/* pages per registration segment, at most */
 #define RDMAXFER_MAX_WIN_SEGS	((RDMAXFER_CTRL_SIZE - sizeof(struct rdmaxfer_msg_hdr) - \
 				  sizeof(struct rdmaxfer_msg_advert)) /			 \
 				 sizeof(struct rdmaxfer_msg_seg))
@@ -145,7 +145,7 @@ struct key;
 #define RDMAXFER_MAX_BATCH	256
 #define RDMAXFER_MAX_PENDING	4096
 #define RDMAXFER_MAX_OBJECTS	1024
-#define RDMAXFER_MAX_FILE_MRS	4096	/* window segments (FRWR MRs) alive per file */
+#define RDMAXFER_MAX_FILE_MRS	4096	/* registration segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
 #define RDMAXFER_CONNECT_TRIES	4	/* CONNECT attempts when TCP holds the port (iWARP) */
 #define RDMAXFER_LISTEN_TRIES	8	/* LISTEN (any port) attempts when TCP holds it (iWARP) */
@@ -308,9 +308,10 @@ enum rdmaxfer_msg_kind {
  * @rf_nobjs: ids in @rf_objs, reserved or published (under @rf_lock)
  * @rf_next_id: where the cyclic id allocation goes on (under @rf_lock)
  * @rf_pinned: bytes this file has pinned
- * @rf_nmrs: MRs of this file's windows, alive (at most RDMAXFER_MAX_FILE_MRS:
- *	overlapping windows would otherwise multiply one pinned buffer into
- *	any number of MRs and DMA mappings that nothing charges)
+ * @rf_nmrs: MRs of this file's registrations (windows and local ones), alive
+ *	(at most RDMAXFER_MAX_FILE_MRS: overlapping windows would otherwise
+ *	multiply one pinned buffer into any number of MRs and DMA mappings
+ *	that nothing charges)
  * @rf_nconns: connections of this file, made or accepted, at most
  *	max_conns_per_file (conn.c)
  * @rf_user: the opener's count of connections over all its files (user.c)
@@ -378,22 +379,24 @@ struct rdmaxfer_buf {
 };
 
 /**
- * struct rdmaxfer_wseg - one FRWR-registered segment of a registration
- * @ws_reg: the registration
- * @ws_mr: the memory region (our own, not from the rdma_rw pool)
- * @ws_sgt: its pages, DMA-mapped on the connection's device
- * @ws_cqe: completion of its registration WR, when signaled
+ * struct rdmaxfer_rseg - one FRWR-registered segment of a registration
+ * @rs_reg: the registration
+ * @rs_mr: the memory region (our own, not from the rdma_rw pool)
+ * @rs_sgt: its pages, DMA-mapped on the connection's device
+ * @rs_cqe: completion of its registration WR, when signaled
  */
-struct rdmaxfer_wseg {
-	struct rdmaxfer_reg	*ws_reg;
-	struct ib_mr		*ws_mr;
-	struct sg_table		ws_sgt;
-	struct ib_cqe		ws_cqe;
+struct rdmaxfer_rseg {
+	struct rdmaxfer_reg	*rs_reg;
+	struct ib_mr		*rs_mr;
+	struct sg_table		rs_sgt;
+	struct ib_cqe		rs_cqe;
 };
 
 /**
  * struct rdmaxfer_reg - a range of a buffer registered in a connection's PD
- * @rg_file: the file charged for its segments (rf_nmrs)
+ * @rg_file: the file charged for its segments (rf_nmrs); not a reference:
+ *	the owner's keeps it (a window's object, a local registration's
+ *	connection)
  * @rg_conn: the connection (its owner holds a reference)
  * @rg_dev: the device its MRs are on (reference)
  * @rg_buf: the buffer (its owner holds a reference)
@@ -418,7 +421,7 @@ struct rdmaxfer_reg {
 	int			rg_status;
 	u32			rg_batch;
 	u32			rg_nsegs;
-	struct rdmaxfer_wseg	*rg_segs;
+	struct rdmaxfer_rseg	*rg_segs;
 };
 
 /**
@@ -574,7 +577,7 @@ struct rdmaxfer_probe {
 /**
  * struct rdmaxfer_ledger - a connection's credit ledger (credit.c)
  * @lg_credits: the peer's announced receive entries we have not claimed
- *	(rdmaxfer_ctrl_get()) or used
+ *	(rdmaxfer_credit_claim()) or used
  * @lg_peer_recvs: most receive entries the peer may have announced unused
  * @lg_tx_seq: number of the peer's entry our next message takes
  * @lg_tx_end: number of the peer's first entry not announced yet
@@ -750,7 +753,8 @@ struct rdmaxfer_ka {
  *	rkey): its QP and its windows' MRs live there, so an rkey is good on
  *	this connection's QP only
  * @c_pd_users: the connection (until its resources are freed) and each of
- *	its windows; the last one deallocates @c_pd
+ *	its registrations (windows and local ones); the last one deallocates
+ *	@c_pd
  * @c_pd_held: the connection's own @c_pd_users count is still held
  * @c_qp: the queue pair
  * @c_qpn: its number, kept after the QP is destroyed (debugfs, tracepoints)
@@ -1198,7 +1202,7 @@ void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 u32 rdmaxfer_credit_announce(struct rdmaxfer_conn *conn, struct rdmaxfer_msg_hdr *hdr, bool runs);
 bool rdmaxfer_credit_claim(struct rdmaxfer_conn *conn, u32 reserve);
 void rdmaxfer_credit_unclaim(struct rdmaxfer_conn *conn);
-int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, const struct ib_send_wr *wr,
+int rdmaxfer_credit_post(struct rdmaxfer_conn *conn, struct ib_send_wr *wr,
 			 struct rdmaxfer_cqe *cqe, u32 len, enum rdmaxfer_msg_kind kind, u32 imm);
 void rdmaxfer_credit_want(struct rdmaxfer_conn *conn, u32 len, enum rdmaxfer_msg_kind kind);
 void rdmaxfer_credit_skip_done(struct ib_cq *cq, struct ib_wc *wc);

@@ -51,13 +51,13 @@ static void rdmaxfer_reg_free_segs(struct rdmaxfer_reg *reg, struct ib_device *i
 	u32 i;
 
 	for (i = 0; i < reg->rg_nsegs; i++) {
-		struct rdmaxfer_wseg *ws = &reg->rg_segs[i];
+		struct rdmaxfer_rseg *rs = &reg->rg_segs[i];
 
-		if (ws->ws_mr)
-			ib_dereg_mr(ws->ws_mr);
-		if (ws->ws_sgt.nents)
-			ib_dma_unmap_sgtable_attrs(ib, &ws->ws_sgt, DMA_BIDIRECTIONAL, 0);
-		sg_free_table(&ws->ws_sgt);
+		if (rs->rs_mr)
+			ib_dereg_mr(rs->rs_mr);
+		if (rs->rs_sgt.nents)
+			ib_dma_unmap_sgtable_attrs(ib, &rs->rs_sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(&rs->rs_sgt);
 	}
 }
 
@@ -70,14 +70,15 @@ static void rdmaxfer_reg_free_segs(struct rdmaxfer_reg *reg, struct ib_device *i
  * The MR's iova, which the peer puts in its work requests, is rewritten
  * from the DMA address of the first page (a kernel virtual address on
  * software devices, a physical or IOVA address on an HCA: nothing a peer
- * may learn) to @base, the segment's place in the window, plus the offset
- * of the first byte in its page (which the device's page list needs).  So
- * an advertised address is the window offset of the segment plus the
- * in-page offset of the window's first byte, whatever the host.  With huge
+ * may learn) to @base, the segment's place in the registration, plus the
+ * offset of the first byte in its page (which the device's page list
+ * needs).  So a window's advertised address is the window offset of the
+ * segment plus the in-page offset of the window's first byte, whatever the
+ * host.  With huge
  * pages that offset must be 0 (a DMA address that is not aligned to the
  * huge page, behind an IOMMU, is not mapped this way: -EINVAL).
  */
-static int rdmaxfer_reg_map_seg(struct rdmaxfer_wseg *ws, struct ib_pd *pd,
+static int rdmaxfer_reg_map_seg(struct rdmaxfer_rseg *rs, struct ib_pd *pd,
 				struct page **pages, u32 npages, u32 offset, u32 length,
 				u64 base, u32 page_size)
 {
@@ -85,28 +86,28 @@ static int rdmaxfer_reg_map_seg(struct rdmaxfer_wseg *ws, struct ib_pd *pd,
 	u32 nmr = DIV_ROUND_UP(offset + length, page_size);
 	int ret, n;
 
-	ret = sg_alloc_table_from_pages_segment(&ws->ws_sgt, pages, npages, offset, length,
+	ret = sg_alloc_table_from_pages_segment(&rs->rs_sgt, pages, npages, offset, length,
 						ib_dma_max_seg_size(ib), GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
-	ret = ib_dma_map_sgtable_attrs(ib, &ws->ws_sgt, DMA_BIDIRECTIONAL, 0);
+	ret = ib_dma_map_sgtable_attrs(ib, &rs->rs_sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret) {
-		ws->ws_sgt.nents = 0;
+		rs->rs_sgt.nents = 0;
 		return ret;
 	}
-	ws->ws_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, nmr + RDMAXFER_MR_SPARE_PAGES);
-	if (IS_ERR(ws->ws_mr)) {
-		ret = PTR_ERR(ws->ws_mr);
-		ws->ws_mr = NULL;
+	rs->rs_mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, nmr + RDMAXFER_MR_SPARE_PAGES);
+	if (IS_ERR(rs->rs_mr)) {
+		ret = PTR_ERR(rs->rs_mr);
+		rs->rs_mr = NULL;
 		return ret;
 	}
-	ib_update_fast_reg_key(ws->ws_mr, ib_inc_rkey(ws->ws_mr->rkey));
-	n = ib_map_mr_sg(ws->ws_mr, ws->ws_sgt.sgl, ws->ws_sgt.nents, NULL, page_size);
-	if (n != ws->ws_sgt.nents)
+	ib_update_fast_reg_key(rs->rs_mr, ib_inc_rkey(rs->rs_mr->rkey));
+	n = ib_map_mr_sg(rs->rs_mr, rs->rs_sgt.sgl, rs->rs_sgt.nents, NULL, page_size);
+	if (n != rs->rs_sgt.nents)
 		return n < 0 ? n : -EINVAL;
-	if (page_size != PAGE_SIZE && (ws->ws_mr->iova & (page_size - 1)))
+	if (page_size != PAGE_SIZE && (rs->rs_mr->iova & (page_size - 1)))
 		return -EINVAL;
-	ws->ws_mr->iova = base + (ws->ws_mr->iova & (page_size - 1));
+	rs->rs_mr->iova = base + (rs->rs_mr->iova & (page_size - 1));
 	return 0;
 }
 
@@ -183,8 +184,8 @@ static int rdmaxfer_reg_ib_access(u32 access)
 
 static void rdmaxfer_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rdmaxfer_wseg *ws = container_of(wc->wr_cqe, struct rdmaxfer_wseg, ws_cqe);
-	struct rdmaxfer_reg *reg = ws->ws_reg;
+	struct rdmaxfer_rseg *rs = container_of(wc->wr_cqe, struct rdmaxfer_rseg, rs_cqe);
+	struct rdmaxfer_reg *reg = rs->rs_reg;
 
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		/* the connection is going down: EXPOSE or SUBMIT reports that */
@@ -210,7 +211,7 @@ static int rdmaxfer_reg_post(struct rdmaxfer_reg *reg)
 	struct rdmaxfer_conn *conn = reg->rg_conn;
 	struct ib_reg_wr wrs[RDMAXFER_REG_BATCH];
 	int access = rdmaxfer_reg_ib_access(reg->rg_access);
-	struct rdmaxfer_wseg *last;
+	struct rdmaxfer_rseg *last;
 	u32 i, first, n;
 	int ret;
 
@@ -218,19 +219,19 @@ static int rdmaxfer_reg_post(struct rdmaxfer_reg *reg)
 		n = min_t(u32, reg->rg_nsegs - first, RDMAXFER_REG_BATCH);
 		memset(wrs, 0, sizeof(wrs));
 		for (i = 0; i < n; i++) {
-			struct rdmaxfer_wseg *ws = &reg->rg_segs[first + i];
+			struct rdmaxfer_rseg *rs = &reg->rg_segs[first + i];
 
 			wrs[i].wr.opcode = IB_WR_REG_MR;
 			wrs[i].wr.next = i + 1 < n ? &wrs[i + 1].wr : NULL;
 			/* an error of an unsignaled one must not go unseen */
 			wrs[i].wr.wr_cqe = &conn->c_sq.sq_err_cqe;
-			wrs[i].mr = ws->ws_mr;
-			wrs[i].key = ws->ws_mr->rkey;
+			wrs[i].mr = rs->rs_mr;
+			wrs[i].key = rs->rs_mr->rkey;
 			wrs[i].access = access;
 		}
 		last = &reg->rg_segs[first + n - 1];
-		last->ws_cqe.done = rdmaxfer_reg_done;
-		wrs[n - 1].wr.wr_cqe = &last->ws_cqe;
+		last->rs_cqe.done = rdmaxfer_reg_done;
+		wrs[n - 1].wr.wr_cqe = &last->rs_cqe;
 		wrs[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 		reg->rg_batch = n;
 		reinit_completion(&reg->rg_done);
@@ -262,7 +263,8 @@ static int rdmaxfer_reg_post(struct rdmaxfer_reg *reg)
  * @length: its length, at least 1
  * @access: as for rdmaxfer_reg_create()
  *
- * With base pages: the most it takes (huge pages take fewer).
+ * Return: the number with base pages, the most it takes (huge pages take
+ * fewer).
  */
 u32 rdmaxfer_reg_nsegs(struct ib_device *ib, const struct rdmaxfer_buf *buf, u64 offset,
 		       u64 length, u32 access)
@@ -342,7 +344,7 @@ again:
 		u64 seg_start = i ? (u64)i * stride * PAGE_SIZE - in_page : 0;
 		u32 len = min_t(u64, length - seg_start, (u64)np * PAGE_SIZE - (i ? 0 : in_page));
 
-		reg->rg_segs[i].ws_reg = reg;
+		reg->rg_segs[i].rs_reg = reg;
 		ret = rdmaxfer_reg_map_seg(&reg->rg_segs[i], conn->c_pd,
 					   buf->b_pages + fp + i * stride, np, i ? 0 : in_page,
 					   len, (u64)i * stride << PAGE_SHIFT, page_size);

@@ -325,7 +325,7 @@ static void rdmaxfer_slot_done(struct ib_cq *cq, struct ib_wc *cqe)
 	conn->c_sl.sl_posted--;
 	conn->c_lg.lg_rx_done++;
 	now = !conn->c_cb.cb_rx_busy && (wc->status != IB_WC_SUCCESS || !wc->byte_len ||
-				   (wc->wc_flags & IB_WC_WITH_IMM) || flow);
+					 (wc->wc_flags & IB_WC_WITH_IMM) || flow);
 	if (!now)
 		rdmaxfer_rx_defer(conn, &req->r_rx, wc, true);
 	spin_unlock_bh(&conn->c_lock);

@@ -110,7 +110,7 @@ static int rdmaxfer_window_advertise(struct rdmaxfer_window *win)
 	adv->nsegs = cpu_to_be32(win->w_reg.rg_nsegs);
 	adv->reserved = 0;
 	for (i = 0; i < win->w_reg.rg_nsegs; i++) {
-		struct ib_mr *mr = win->w_reg.rg_segs[i].ws_mr;
+		struct ib_mr *mr = win->w_reg.rg_segs[i].rs_mr;
 
 		adv->segs[i].addr = cpu_to_be64(mr->iova);
 		adv->segs[i].rkey = cpu_to_be32(mr->rkey);

@@ -573,8 +573,8 @@ static int rdmaxfer_req_issue(struct rdmaxfer_req *req, struct rdmaxfer_chain *c
 }
 
 /* May @req join a burst on @conn: a zero-copy SEND (the peer posts slots), CAS or FADD? */
-static bool rdmaxfer_req_runs_on(const struct rdmaxfer_req *req,
-				 const struct rdmaxfer_conn *conn)
+static bool rdmaxfer_req_bursts_on(const struct rdmaxfer_req *req,
+				   const struct rdmaxfer_conn *conn)
 {
 	if (req->r_conn != conn)
 		return false;
@@ -636,7 +636,7 @@ static u32 rdmaxfer_burst_post(struct rdmaxfer_req **reqs, u32 n, struct rdmaxfe
 	if (!conn || ch->npieces || ch->slots)
 		return 0;
 	n = min_t(u32, n, RDMAXFER_BURST);
-	for (k = 0; k < n && rdmaxfer_req_runs_on(reqs[k], conn); k++)
+	for (k = 0; k < n && rdmaxfer_req_bursts_on(reqs[k], conn); k++)
 		;
 	if (k < 2)
 		return 0;
