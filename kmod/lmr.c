@@ -143,7 +143,7 @@ struct rdmaxfer_lmr *rdmaxfer_lmr_get(struct rdmaxfer_conn *conn, struct rdmaxfe
 	list_for_each_entry(lmr, &conn->c_lmrs, lm_entry)
 		if (lmr->lm_reg.rg_buf == buf)
 			goto out;
-	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL_ACCOUNT);
+	lmr = kzalloc_obj(*lmr, GFP_KERNEL_ACCOUNT);
 	if (!lmr) {
 		lmr = ERR_PTR(-ENOMEM);
 		goto out;

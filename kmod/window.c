@@ -173,7 +173,7 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
 	    sizeof(struct rdmaxfer_msg_hdr) +
 	    struct_size((struct rdmaxfer_msg_advert *)NULL, segs, nsegs) > conn->c_peer_ctrl_size)
 		return ERR_PTR(-EINVAL);
-	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
+	win = kzalloc_obj(*win, GFP_KERNEL_ACCOUNT);
 	if (!win)
 		return ERR_PTR(-ENOMEM);
 	rdmaxfer_obj_init(&win->w_obj, rf, RDMAXFER_OBJ_WINDOW);
