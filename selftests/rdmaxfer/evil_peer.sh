@@ -34,6 +34,9 @@ PORT=18700
 PORT2=18701
 PORT3=18702
 PORT4=18703	# serve --key-file: (q), (r)
+PORT5=18704	# serve past the module's max_conns_per_file: (j2)
+MCPF=/sys/module/rdmaxfer/parameters/max_conns_per_file
+mcpf=
 
 [ -x "$HELPER" ] || ktap_skip_all "no xfer_helper next to the test"
 [ -x "$EVIL" ] || ktap_skip_all "no evil_peer next to the test (built with librdmacm-dev and libibverbs-dev)"
@@ -53,6 +56,7 @@ cleanup()
 	[ -n "$srv3" ] && kill "$srv3" 2>/dev/null
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
 	[ -n "$epid" ] && kill "$epid" 2>/dev/null
+	[ -n "$mcpf" ] && echo "$mcpf" >$MCPF
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -80,7 +84,7 @@ protocol_errors()
 kmsg_mark
 
 # 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
-# (h) 4 per flood kind and 1; (i) 2; (j) 1; (k) 2; the READ probe's offer: 3;
+# (h) 4 per flood kind and 1; (i) 2; (j) 1; (j2) 1; (k) 2; the READ probe's offer: 3;
 # (n) 2; (q) one per AUTH_KINDS and 3; (r) 1
 AUTH_KINDS="none good badmac replay first guess"
 # shellcheck disable=SC2086 # split on purpose
@@ -88,7 +92,7 @@ set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 1 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -362,6 +366,29 @@ ktap_result "unaccepted_connections_bounded_by_backlog" $r
 kill $dpid 2>/dev/null
 wait $dpid 2>/dev/null
 dpid=
+
+# (j2) past the module's max_conns_per_file (2 here) serve takes no more
+# connections, says so once, and takes the next client when its
+# connections have ended: 3 unused connections (the third waits in the
+# listener's backlog), then, once they are gone, a send is served
+read -r mcpf <$MCPF
+rdmaxfer serve --port $PORT5 --size 1M >"$tmp/serve5.out" 2>"$tmp/serve5.err" &
+srv3=$!
+wait_for "rdmaxfer ping $ADDR --port $PORT5 --count 1 --warmup 0 >/dev/null 2>&1" 20
+echo 2 >$MCPF
+run capped timeout 60 "$EVIL" $ADDR $PORT5 conns 3 3
+run capped_after timeout 60 rdmaxfer send $ADDR --port $PORT5 --message ok
+echo "$mcpf" >$MCPF
+mcpf=
+said=$(grep -c "2 connections are all the rdmaxfer module lets this file have" "$tmp/serve5.err")
+[ "$said" -eq 1 ] && [ $rc -eq 0 ] && kill -0 $srv3 2>/dev/null
+r=$?
+ktap_diag "past max_conns_per_file: $(tr '\n' ' ' <"$tmp/capped.out"), serve said it $said time(s), the send after exited $rc"
+[ $r -eq 0 ] || show capped.out capped.err capped_after.out capped_after.err serve5.out serve5.err
+ktap_result "serve_waits_past_max_conns_per_file" $r
+kill $srv3 2>/dev/null
+wait $srv3 2>/dev/null
+srv3=
 
 kill "$srv" "$srv2" 2>/dev/null
 wait "$srv" "$srv2" 2>/dev/null

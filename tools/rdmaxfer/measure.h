@@ -35,7 +35,7 @@ enum bench_transport { BT_RDMA, BT_TCP, BT_UDP };
 /* Largest sockets message (UDP: one datagram; TCP: one write). */
 #define SOCK_MAX_MSG		65507
 /* Most connections of one bench --conns. */
-#define BENCH_MAX_CONNS		32
+#define BENCH_MAX_CONNS		256
 /* Most operations in flight per connection (--depth). */
 #define BENCH_MAX_DEPTH		1024
 

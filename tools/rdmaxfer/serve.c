@@ -8,10 +8,11 @@
  * Listens on ADDR (default "::", which takes IPv4 and IPv6 clients; if IPv6
  * is not available, 0.0.0.0; with an iWARP device, each address instead: see
  * listen.c) and serves any number of clients at the same
- * time (up to SERVE_MAX_CONNS; more wait in the kernel's backlog), all from
- * one event loop on one open file: poll, then REAP completions and events.
- * One peer address may hold at most --max-per-host of them (default
- * SERVE_PER_HOST, half of SERVE_MAX_CONNS): a client that opens
+ * time (up to SERVE_MAX_CONNS, as far as the module lets one file have
+ * connections; more wait in the kernel's backlog), all from one event loop
+ * on one open file: poll, then REAP completions and events.  One peer
+ * address may hold at most --max-per-host of them (default SERVE_PER_HOST,
+ * an eighth of SERVE_MAX_CONNS): a client that opens
  * connections it never uses cannot take them all, its extra connections
  * are closed as soon as they are accepted ("refused") while other hosts
  * are still served.

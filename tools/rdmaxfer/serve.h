@@ -24,7 +24,7 @@
 #include "proto.h"
 #include "measure.h"
 
-#define SERVE_MAX_CONNS		64
+#define SERVE_MAX_CONNS		256	/* the module's max_conns_per_file may be lower */
 #define SERVE_MAX_LISTENERS	LISTEN_MAX_ADDRS /* without --bind on iWARP: one per address */
 #define SERVE_PER_HOST		32	/* default --max-per-host: bench --conns 32 fits */
 #define CTL_ANSWERS		256	/* control answers in flight, all connections */
@@ -99,6 +99,8 @@ struct server {
 	uint64_t refused;		/* past --max-per-host */
 	double refused_said;		/* when the last "refused" line was printed */
 	unsigned int nactive;
+	unsigned int accept_cap;	/* ACCEPT said EMFILE at this nactive, 0: no */
+	bool emfile_told;		/* ... and that was said */
 	unsigned int max_per_host;
 	bool atomic;			/* --atomic: windows allow RDMA atomics */
 	struct admit admit;		/* --key, --key-file, --allow */

@@ -188,6 +188,7 @@ void finish_conn(struct server *srv, struct sconn *sc, int status)
 	slots_free(srv, sc);
 	sc->id = 0;
 	srv->nactive--;
+	srv->accept_cap = 0;	/* accept_all() tries the module's limit again */
 	srv->finished++;
 }
 
@@ -239,7 +240,13 @@ static bool host_full(struct server *srv, uint32_t id, const struct rdmaxfer_add
 	return true;
 }
 
-/* Accept what the listeners have queued, as far as --count and SERVE_MAX_CONNS allow. */
+/*
+ * Accept what the listeners have queued, as far as --count, SERVE_MAX_CONNS
+ * and the module's max_conns_per_file (or max_conns_per_user) allow: past
+ * the module's limit ACCEPT says EMFILE, and serve takes no more until one
+ * of its connections ends (then it tries again: the limit may have been
+ * raised); the clients wait in the listener's backlog meanwhile.
+ */
 void accept_all(struct server *srv)
 {
 	struct rdmaxfer_addr peer;
@@ -248,8 +255,18 @@ void accept_all(struct server *srv)
 	int err;
 
 	for (l = 0; l < srv->nlisten; l++) {
-		while (l < srv->nlisten && srv->nactive < SERVE_MAX_CONNS && !srv->fatal) {
+		while (l < srv->nlisten && srv->nactive < SERVE_MAX_CONNS &&
+		       (!srv->accept_cap || srv->nactive < srv->accept_cap) && !srv->fatal) {
 			err = rdx_accept(srv->fd, srv->listen_ids[l], 0, &id, &peer);
+			if (err == EMFILE) {
+				srv->accept_cap = srv->nactive;
+				if (!srv->emfile_told)
+					warnx_("%u connections are all the rdmaxfer module lets this file have "
+					       "(its parameters max_conns_per_file and max_conns_per_user): "
+					       "more clients wait until one ends", srv->nactive);
+				srv->emfile_told = true;
+				break;
+			}
 			if (err) {
 				if (err != EAGAIN && err != EINTR)
 					warnx_("ACCEPT failed: %s", strerror(err));
