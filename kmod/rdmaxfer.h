@@ -98,7 +98,8 @@
 struct key;
 
 #define RDMAXFER_VERSION	"0.3.0"
-#define RDMAXFER_RD_ATOM	16	/* RDMA READs and atomics in flight, each way */
+/* RDMA READs and atomics in flight per QP, each way: at most this, the device's and the peer's */
+#define RDMAXFER_RD_ATOM	128
 
 /* Sizing of one connection (see conn.c for how they fit together). */
 #define RDMAXFER_CTRL_SIZE	4096	/* bytes per control buffer */
