@@ -34,7 +34,9 @@
 #                     the ioctl fuzzer in the guest for as long as asked, then
 #                     the kernel log check (selftests/rdmaxfer/fuzz_ioctl.c)
 #   make bench        boot the guest, run rdmaxfer and perftest alternately on
-#                     rxe0 and print the ratio table (tools/vm/guest/bench.sh)
+#                     rxe0 and print the ratio and CPU tables; then the same
+#                     between the two guests of a pair (tools/vm/guest/bench.sh;
+#                     BENCH_LAYOUT=single|pair: only one of them)
 #   make labs         run the course labs in the guest and plot them
 #                     (Documentation/labs/, PNGs in build/labs/)
 #   make lint         W=1 -Werror, sparse C=2, checkpatch --strict, kernel-doc,
@@ -74,7 +76,7 @@ CC		?= cc
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h))
 UAPI		:= uapi/linux/rdmaxfer.h
-SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh selftests/rdmaxfer/pair/*.sh tools/vm/*.sh tools/vm/guest/*) \
+SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh selftests/rdmaxfer/pair/*.sh tools/vm/*.sh tools/vm/guest/* tools/vm/plots/*.sh) \
 		   $(wildcard tools/packaging/*.sh tools/packaging/debian/*.postinst)
 
 all: module cli selftests
@@ -171,10 +173,11 @@ demo:
 	$(MAKE) stage
 	$(RIG) demo
 
+# BENCH_LAYOUT=single|pair|both (default both): one guest, or the two-guest pair
 bench:
 	$(RIG) setup
 	$(MAKE) stage
-	RIG_MEM=$${RIG_MEM:-6144} RIG_PIN_VCPUS=$${RIG_PIN_VCPUS:-1} $(RIG) run -- 'bash /usr/lib/rig/bench.sh'
+	tools/vm/bench.sh $${BENCH_LAYOUT:-both}
 
 labs:
 	$(RIG) setup

@@ -33,6 +33,8 @@ LAB_TIMEOUT=${LAB_TIMEOUT:-900}
 ALL_LABS=(1 2 3 4 5)
 
 say() { echo "labs: $*" >&2; }
+# shellcheck source=tools/vm/plots/lib.sh
+. "$PLOTS/lib.sh"
 die() { echo "labs: error: $*" >&2; exit 2; }
 
 usage() {
@@ -43,14 +45,6 @@ usage() {
 for v in LAB_SECS LAB_COUNT LAB_REPS LAB_TIMEOUT; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number"
 done
-
-# extract FILE DIR: each "### DATA name" ... "### END" block of FILE -> DIR/name.dat
-extract() {
-    awk -v dir="$2" '
-        /^### DATA / { f = dir "/" $3 ".dat"; printf "" > f; next }
-        /^### END/ { if (f) close(f); f = ""; next }
-        f { print > f }' "$1"
-}
 
 # run_lab N: one guest boot; 0 when the lab finished without failures
 run_lab() {
@@ -67,26 +61,16 @@ run_lab() {
     return "$rc"
 }
 
-# plot NAME GP-FILE: build/labs/NAME.png from the .dat files, when the lab's data is there
-plot() {
-    local png=$OUT/$1.png gp=$PLOTS/$2
-    command -v gnuplot >/dev/null || { say "no gnuplot (apt-get install gnuplot-nox): no $1.png"; return 1; }
-    if gnuplot -e "d='$OUT'; out='$png'; dir='$PLOTS/'" "$gp" 2>"$OUT/$1.gnuplot.log"; then
-        say "plot: ${png#"$REPO"/}"
-    else
-        say "gnuplot failed for $1.png:"
-        cat "$OUT/$1.gnuplot.log" >&2
-        return 1
-    fi
-}
+# lab_plot NAME GP-FILE: build/labs/NAME.png from the .dat files, when the lab's data is there
+lab_plot() { plot "$OUT" "$OUT/$1.png" "$2"; }
 
 plot_all() {
     local rc=0
-    [[ -s $OUT/2/regbench.dat ]] && { plot regcost-vs-size regcost-vs-size.gp || rc=1; }
-    compgen -G "$OUT/3/cdf-*.dat" >/dev/null && { plot latency-cdf latency-cdf.gp || rc=1; }
-    compgen -G "$OUT/4/bw-*.dat" >/dev/null && { plot bw-vs-size bw-vs-size.gp || rc=1; }
-    [[ -s $OUT/5/mtu.dat ]] && { plot mtu mtu.gp || rc=1; }
-    [[ -s $OUT/5/conns.dat ]] && { plot conns conns.gp || rc=1; }
+    [[ -s $OUT/2/regbench.dat ]] && { lab_plot regcost-vs-size regcost-vs-size.gp || rc=1; }
+    compgen -G "$OUT/3/cdf-*.dat" >/dev/null && { lab_plot latency-cdf latency-cdf.gp || rc=1; }
+    compgen -G "$OUT/4/bw-*.dat" >/dev/null && { lab_plot bw-vs-size bw-vs-size.gp || rc=1; }
+    [[ -s $OUT/5/mtu.dat ]] && { lab_plot mtu mtu.gp || rc=1; }
+    [[ -s $OUT/5/conns.dat ]] && { lab_plot conns conns.gp || rc=1; }
     return "$rc"
 }
 

@@ -19,6 +19,9 @@
 #   rig.sh pair [--timeout S]   only the pair run (two guests), same output
 #   rig.sh pair-shell         pair run with an interactive console on the client instead
 #                             of its tests (the server runs peer.sh as usual)
+#   rig.sh pair-run [--] CMD...  run CMD in the client of a pair, as `run` does; the server
+#                             runs guest/peer-shell.sh (a shell on TCP port 18700 for the
+#                             client's commands) instead of the pair tests' peer.sh
 #   rig.sh demo               run the stage's demo.sh (or guest/demo.sh)
 #   rig.sh run [--] CMD...    run CMD in the guest (bash), print output, exit with its status
 #                             (one argument = a shell command line; several = an argv)
@@ -124,7 +127,9 @@
 #   RIG_PAIR_SMP=1 (vCPUs per pair guest)  RIG_PAIR_MTU=9000 (or 1500)  RIG_PAIR_LINK=unix|tcp
 #   RIG_VERBOSE=1   show the guest console(s) live (on stderr; pair: "client|", "server|")
 #   RIG_PIN_VCPUS=1 single guest, 2 vCPUs: pin each vCPU thread to a host CPU, guest CPU 1
-#                   to the faster one (rig/boot.sh pin_vcpus(); `make bench` does)
+#                   to the faster one (rig/boot.sh pin_vcpus(); `make bench` does); pair-run
+#                   (1 vCPU each): the client's vCPU on the faster host CPU, the server's on
+#                   the other (pin_pair())
 set -euo pipefail
 
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -230,6 +235,25 @@ cmd_pair_shell() {
     say "server: ${run#"$REPO"/}/pair-server/peer.log (peer.sh), console.log"
 }
 
+# pair-run: CMD in the client guest of a pair (pair_boot's run mode); exits with its status
+cmd_pair_run() {   # CMD...
+    local run rc
+    prepare
+    [[ -d $STAGE ]] || die "no stage at $STAGE (build it first, e.g. make; or set RDMAXFER_STAGE)"
+    warn_vermagic
+    run=$(new_run_dir)
+    pair_boot "$run" run "$@"
+    [[ -z $SERVER_WHY ]] || say "$SERVER_WHY (server's console: ${run#"$REPO"/}/pair-server/console.log)"
+    if [[ -n $CLIENT_WHY ]]; then
+        say "$CLIENT_WHY; last 40 lines of the client's console:"
+        tail -n 40 "$run/pair-client/console.log" | awk "{ $AWK_CLEAN; print }" >&2
+        ((CLIENT_RC == 124)) && exit 124
+        exit 1
+    fi
+    rc=$(sed -n 's/^# rig: exit \([0-9]*\).*/\1/p' "$run/pair-client/results.ktap" | tail -n1)
+    exit "${rc:-1}"
+}
+
 cmd_boot() {   # MODE [args]   (demo, run, shell)
     local mode=$1 run why
     shift
@@ -293,19 +317,20 @@ kdir)
     fi
     echo "/usr/src/linux-headers-$KREL"
     [[ -d /usr/src/linux-headers-$KREL ]] || die "headers for $KREL not installed: run (as root) $0 setup" ;;
-check | pair | pair-shell | demo | run | shell)
+check | pair | pair-shell | pair-run | demo | run | shell)
     while (($#)); do
         case $1 in
         --timeout) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
         --) shift; break ;;
         -h | --help) usage ;;
-        *) [[ $cmd == run ]] && break; die "unknown argument: $1" ;;
+        *) [[ $cmd == run || $cmd == pair-run ]] && break; die "unknown argument: $1" ;;
         esac
     done
-    [[ $cmd != run || $# -gt 0 ]] || die "usage: $0 run [--] CMD..."
+    [[ ($cmd != run && $cmd != pair-run) || $# -gt 0 ]] || die "usage: $0 $cmd [--] CMD..."
     case $cmd in
     check | pair) cmd_check "$cmd" ;;
     pair-shell)   cmd_pair_shell ;;
+    pair-run)     cmd_pair_run "$@" ;;
     *)            cmd_boot "$cmd" "$@" ;;
     esac ;;
 -h | --help | help) usage ;;

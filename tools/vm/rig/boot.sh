@@ -30,6 +30,8 @@ follow() {   # FILE PID AWK-PROGRAM [awk options, e.g. -v name=value]
 # shellcheck disable=SC2016
 AWK_CONSOLE='{ '"$AWK_CLEAN"'; print pfx $0 > "/dev/stderr"; fflush("/dev/stderr") }'
 # shellcheck disable=SC2016
+AWK_OUTPUT='{ sub(/\r$/, "") } /^# rig: (exit|done)/ { next } /^# rig: / { print "rig: guest:" substr($0, 7) > "/dev/stderr"; fflush("/dev/stderr"); next } { print; fflush() }'
+# shellcheck disable=SC2016
 AWK_PROGRESS='/^1\.\.[0-9]+/ { n = substr($1, 4) } /^# selftests: / { printf "rig: [%d/%d] %s%s\n", ++i, n, pfx, $NF > "/dev/stderr"; fflush("/dev/stderr") }'
 
 # qemu_cmd DIR SMP: the QEMU command line common to all guests, in the array QEMU.
@@ -97,40 +99,57 @@ host_cpu_ms() {
     echo "$best"
 }
 
-# pin_vcpus_measure / pin_vcpus QEMU-PARENT-PID (RIG_PIN_VCPUS=1, a 2-vCPU guest on a host
-# with 2 or more CPUs): each vCPU thread of the guest gets a host CPU of its own, guest
-# CPU 1 (where `make bench` runs every client, and with one rxe device the whole round
-# trip) the faster of host CPUs 0 and 1, as a fixed loop measured them just before the
-# boot.  Why: a host CPU may run a loop ~1.6x slower than the other for tens of seconds
-# at a time with nothing else on it (a hypervisor below ours: this machine), and a vCPU
-# thread the host scheduler moves onto it slows every guest instruction alike; unpinned,
-# rounds of a benchmark then come out in a fast or a slow mode (Documentation/testing.md,
-# "Benchmarks under TCG").
+# pin_vcpus_measure [SMP WANT] / pin_vcpus QEMU-PARENT-PID (RIG_PIN_VCPUS=1, a 2-vCPU
+# guest on a host with 2 or more CPUs): each vCPU thread of the guest gets a host CPU of
+# its own, guest CPU 1 (where `make bench` runs every client, and with one rxe device the
+# whole round trip) the faster of host CPUs 0 and 1, as a fixed loop measured them just
+# before the boot.  Why: a host CPU may run a loop ~1.6x slower than the other for tens of
+# seconds at a time with nothing else on it (a hypervisor below ours: this machine), and
+# a vCPU thread the host scheduler moves onto it slows every guest instruction alike;
+# unpinned, rounds of a benchmark then come out in a fast or a slow mode
+# (Documentation/testing.md, "Benchmarks under TCG").  The pair (pin_pair, 1 vCPU per
+# guest): the client's vCPU on the faster host CPU, the server's on the other.
 pin_vcpus_measure() {
+    local smp=${1:-$RIG_SMP} want=${2:-2}
     PIN_FAST=''
-    ((RIG_SMP == 2)) && (($(nproc) >= 2)) || { say "RIG_PIN_VCPUS: needs RIG_SMP=2 and 2 host CPUs: not pinned"; return 0; }
+    ((smp == want)) && (($(nproc) >= 2)) || { say "RIG_PIN_VCPUS: needs $want vCPU(s) per guest and 2 host CPUs: not pinned"; return 0; }
     PIN_C0=$(host_cpu_ms 0)
     PIN_C1=$(host_cpu_ms 1)
     PIN_FAST=1
     ((PIN_C0 < PIN_C1)) && PIN_FAST=0
     return 0
 }
-pin_vcpus() {
-    local q='' t i n=0
-    [[ -n $PIN_FAST ]] || return 0
+# pin_thread QEMU-PARENT-PID THREAD HOST-CPU: pin QEMU's thread THREAD (its comm, e.g.
+# "CPU 0/TCG"; waited for up to 10 s) to HOST-CPU
+pin_thread() {
+    local q='' t i
     for i in $(seq 50); do
         q=$(pgrep -P "$1" -x qemu-system-x86 | head -1) || true
-        [[ -n $q ]] && grep -qx 'CPU 1/TCG' "/proc/$q"/task/*/comm 2>/dev/null && break
+        [[ -n $q ]] && grep -qx "$2" "/proc/$q"/task/*/comm 2>/dev/null && break
         sleep 0.2
     done
     for t in ${q:+"/proc/$q"/task/*}; do
-        case $(cat "$t/comm" 2>/dev/null) in
-        'CPU 1/TCG') taskset -pc "$PIN_FAST" "${t##*/}" >/dev/null && n=$((n + 1)) ;;
-        'CPU 0/TCG') taskset -pc $((1 - PIN_FAST)) "${t##*/}" >/dev/null && n=$((n + 1)) ;;
-        esac
+        if [[ $(cat "$t/comm" 2>/dev/null) == "$2" ]]; then
+            taskset -pc "$3" "${t##*/}" >/dev/null && return 0
+        fi
     done
+    return 1
+}
+pin_vcpus() {
+    local n=0
+    [[ -n $PIN_FAST ]] || return 0
+    pin_thread "$1" 'CPU 1/TCG' "$PIN_FAST" && n=$((n + 1))
+    pin_thread "$1" 'CPU 0/TCG' $((1 - PIN_FAST)) && n=$((n + 1))
     ((n == 2)) || { say "RIG_PIN_VCPUS: found and pinned $n of QEMU's two vCPU threads: the run is not pinned as asked"; return 0; }
     say "vCPU threads pinned: guest CPU 1 on host CPU $PIN_FAST, guest CPU 0 on host CPU $((1 - PIN_FAST)) (before the boot a fixed loop took ${PIN_C0} ms on host CPU 0, ${PIN_C1} ms on host CPU 1)"
+}
+pin_pair() {   # CLIENT-QEMU-PARENT-PID SERVER-QEMU-PARENT-PID
+    [[ -n $PIN_FAST ]] || return 0
+    if pin_thread "$1" 'CPU 0/TCG' "$PIN_FAST" && pin_thread "$2" 'CPU 0/TCG' $((1 - PIN_FAST)); then
+        say "vCPU threads pinned: the client's on host CPU $PIN_FAST, the server's on host CPU $((1 - PIN_FAST)) (before the boot a fixed loop took ${PIN_C0} ms on host CPU 0, ${PIN_C1} ms on host CPU 1)"
+    else
+        say "RIG_PIN_VCPUS: could not pin both guests' vCPU threads: the run is not pinned as asked"
+    fi
 }
 
 elapsed_since() { echo "$(date +%s.%N) - $1" | bc | xargs printf '%.1f'; }
@@ -180,11 +199,9 @@ boot_guest() {
         fi
         ((RIG_PIN_VCPUS)) && pin_vcpus "$qpid"
         ((RIG_VERBOSE)) && follow "$run/console.log" "$qpid" "$AWK_CONSOLE"
-        # shellcheck disable=SC2016  # awk programs
         case $mode in
         check) follow "$run/results.ktap" "$qpid" "$AWK_PROGRESS" ;;
-        *) follow "$run/results.ktap" "$qpid" \
-            '{ sub(/\r$/, "") } /^# rig: (exit|done)/ { next } /^# rig: / { print "rig: guest:" substr($0, 7) > "/dev/stderr"; fflush("/dev/stderr"); next } { print; fflush() }' ;;
+        *) follow "$run/results.ktap" "$qpid" "$AWK_OUTPUT" ;;
         esac
         wait "$qpid" || GUEST_RC=$?
         trap - INT TERM
@@ -279,8 +296,11 @@ server_killed() {   # SERVER-DIR
     grep -qs ' kill-server$' "$1/requests.log"
 }
 
-# pair_boot RUNDIR CLIENT-MODE (check or shell): boots guest B (server: peer.sh) listening,
-# then guest A (client) connected to it; waits for A, then stops B.
+# pair_boot RUNDIR CLIENT-MODE [CMD...]: boots guest B (the server) listening, then guest A
+# (the client) connected to it; waits for A, then stops B.  CLIENT-MODE check: A runs the
+# pair selftests, B selftests/rdmaxfer/pair/peer.sh; shell: A's console on this terminal, B
+# the same peer.sh; run: A runs CMD (as `rig.sh run` does), B guest/peer-shell.sh (a shell
+# on TCP port 18700 for A's commands: make bench's perftest servers and /proc/stat).
 # Sets CLIENT_RC, CLIENT_WHY, SERVER_WHY (empty = fine), PAIR_ELAPSED.
 # The link (RIG_PAIR_LINK): unix = -netdev stream over a unix socket in the run dir;
 # tcp = -netdev socket listen=/connect=127.0.0.1:PORT, PORT random, retried on collision.
@@ -294,8 +314,13 @@ pair_boot() {
     mkdir -p "$cdir" "$sdir"
     : >"$cdir/results.ktap"
     : >"$cdir/console.log"
-    build_payload "$cdir" "$cmode" client
-    build_payload "$sdir" peer server
+    shift 2
+    build_payload "$cdir" "$cmode" client "$@"
+    if [[ $cmode == run ]]; then
+        RIG_PEER=/usr/lib/rig/peer-shell.sh build_payload "$sdir" peer server
+    else
+        build_payload "$sdir" peer server
+    fi
     CLIENT_RC=0 CLIENT_WHY="" SERVER_WHY=""
     # speed/duplex: else each of rxe's port queries logs "eth0 speed is unknown"
     local nic=virtio-net-pci,netdev=n0,speed=10000,duplex=full
@@ -311,6 +336,8 @@ pair_boot() {
     local sargs=(-pidfile "$sdir/qemu.pid" -device "$nic,mac=52:54:00:12:34:02"
                  -chardev "pipe,id=ctl,path=$sdir/ctl" -serial chardev:ctl
                  -chardev "pipe,id=mon,path=$sdir/mon" -mon "chardev=mon,mode=readline")
+    PIN_FAST=''
+    ((RIG_PIN_VCPUS)) && [[ $cmode != shell ]] && pin_vcpus_measure "$RIG_PAIR_SMP" 1
     t0=$(date +%s.%N)
 
     case $RIG_PAIR_LINK in
@@ -357,11 +384,16 @@ pair_boot() {
         start_guest "$cdir" "$RIG_PAIR_SMP" "$TIMEOUT" results.ktap "${cargs[@]}"
         cpid=$QPID
         trap 'kill "$cpid" "$spid" 2>/dev/null || true' INT TERM
+        pin_pair "$cpid" "$spid"
         if ((RIG_VERBOSE)); then
             follow "$sdir/console.log" "$spid" "$AWK_CONSOLE" -v pfx="server| "
             follow "$cdir/console.log" "$cpid" "$AWK_CONSOLE" -v pfx="client| "
         fi
-        follow "$cdir/results.ktap" "$cpid" "$AWK_PROGRESS" -v pfx=pair/
+        if [[ $cmode == check ]]; then
+            follow "$cdir/results.ktap" "$cpid" "$AWK_PROGRESS" -v pfx=pair/
+        else
+            follow "$cdir/results.ktap" "$cpid" "$AWK_OUTPUT"
+        fi
         rig_requests "$cdir/results.ktap" "$cpid" "$sdir" "$mon" &
         FOLLOWERS+=("$!")
         wait -n -p first "$cpid" "$spid" || st=$?

@@ -187,8 +187,8 @@ build_payload() {
     mkdir -p "$root/etc" "$root/usr/lib/rig" "$root/opt"
     install -m 755 "$RIG_DIR/guest/init" "$root/init"
     install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" "$root/usr/lib/rig/"
-    # bench.sh (make bench) and lab-*.sh (make labs), when present
-    for f in "$RIG_DIR"/guest/bench.sh "$RIG_DIR"/guest/lab-*.sh; do
+    # bench.sh and peer-shell.sh (make bench) and lab-*.sh (make labs), when present
+    for f in "$RIG_DIR"/guest/bench.sh "$RIG_DIR"/guest/peer-shell.sh "$RIG_DIR"/guest/lab-*.sh; do
         if [[ -e $f ]]; then install -m 755 "$f" "$root/usr/lib/rig/"; fi
     done
     if [[ -d $STAGE ]]; then
@@ -244,6 +244,8 @@ build_payload() {
             echo "RIG_MTU=$RIG_PAIR_MTU"
             echo "RIG_TESTS=/opt/rdmaxfer/selftests/rdmaxfer/pair"
             echo "RIG_TESTLIST=/opt/rdmaxfer/selftests/rdmaxfer/pair/kselftest-list.txt"
+            # the server's background job (peer mode): pair/peer.sh, or RIG_PEER's
+            echo "RIG_PEER=${RIG_PEER:-/opt/rdmaxfer/selftests/rdmaxfer/pair/peer.sh}"
             echo "RIG_SELF_ADDR=192.0.2.$self"
             echo "RIG_PEER_ADDR=192.0.2.$peer"
             echo "RIG_SELF_ADDR6=2001:db8:1::$self"
