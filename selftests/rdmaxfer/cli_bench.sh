@@ -199,7 +199,7 @@ bench $HOST --op write --size 4K --sweep 4K:8K
 bench $HOST --op write --sweep 8K:4K
 bench $HOST --op write --depth 0
 bench $HOST --op write --depth 1025
-bench $HOST --op write --conns 33
+bench $HOST --op write --conns 257
 bench $HOST --op write --iters 5 --duration 1
 bench $HOST --op write --duration -1
 bench nowhere --op write
