@@ -42,7 +42,9 @@
 #   tools/vm/guest/runtests.sh   guest: kselftest's runner.sh over kselftest-list.txt, with a
 #                                post-check after each test -> KTAP (check mode)
 #   tools/vm/guest/demo.sh       default demo
-#   tools/vm/guest/bench.sh      make bench: rdmaxfer vs perftest, alternating, ratio table
+#   tools/vm/guest/bench.sh      make bench (tools/vm/bench.sh runs it in `run` and in `pair-run`):
+#                                rdmaxfer vs perftest, alternating, ratio and CPU tables
+#   tools/vm/guest/peer-shell.sh pair-run's server: a shell on TCP port 18700 for the client
 #   tools/vm/guest/lab-*.sh      make labs: the course labs (tools/vm/labs.sh plots them)
 #   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
 #                                          boot/vmlinux-<krel> extracted from it: QEMU boots it
