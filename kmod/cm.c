@@ -117,7 +117,8 @@ static void rdmaxfer_hello_init(struct rdmaxfer_conn *conn, struct rdmaxfer_cm_h
 	x->features = cpu_to_be32(RDMAXFER_HELLO_SLOTS | RDMAXFER_HELLO_WANT |
 				  (rdmaxfer_port_has_imm(conn->c_dev->rd_ib, conn->c_port) ?
 				   0 : RDMAXFER_HELLO_SLOT_HDR) |
-				  (conn->c_ka.ka_probe ? RDMAXFER_HELLO_PROBE : 0));
+				  (conn->c_ka.ka_probe ? RDMAXFER_HELLO_PROBE : 0) |
+				  RDMAXFER_HELLO_WINS);
 	x->rq_entries = cpu_to_be32(RDMAXFER_RECV_DEPTH + RDMAXFER_MAX_SLOTS);
 }
 
@@ -131,6 +132,7 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 	const struct rdmaxfer_cm_hello_ext *x = data;
 	const struct rdmaxfer_cm_hello *h = data;
 	u32 credits, ctrl, seg, max_msg, features = 0, probe = 0, rq = 0, i;
+	u32 wins = RDMAXFER_OLD_PEER_WINS;
 
 	if (!h || len < sizeof(*h) || be32_to_cpu(h->magic) != RDMAXFER_MAGIC) {
 		*reason = RDMAXFER_REJECT_NOT_RDMAXFER;
@@ -157,6 +159,8 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 		if (!(features & RDMAXFER_HELLO_SLOTS))
 			features = 0;	/* WANT is part of slots */
 		rq = be32_to_cpu(x->rq_entries);
+		if (be32_to_cpu(x->features) & RDMAXFER_HELLO_WINS)
+			wins = RDMAXFER_MAX_PEER_WINS;
 	}
 	/* slots need immediate data, or else slot headers on both sides (hdr.c) */
 	if (has_imm)
@@ -181,6 +185,7 @@ int rdmaxfer_hello_parse(struct rdmaxfer_conn *conn, const void *data, u32 len,
 	conn->c_peer_ctrl_size = ctrl;
 	conn->c_peer_seg_size = seg;
 	conn->c_peer_max_msg = max_msg;
+	conn->c_peer_max_wins = wins;
 	return 0;
 }
 

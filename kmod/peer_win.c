@@ -26,7 +26,8 @@
  * @len: its length
  *
  * Every field is checked: lengths, counts, overflow of address + length,
- * access bits, a duplicate id.
+ * access bits, a duplicate id; and the connection's peer windows stay
+ * within RDMAXFER_MAX_PEER_WINS and RDMAXFER_MAX_FILE_MRS segments.
  *
  * Context: process context (the receive work).
  * Return: 0, -EPROTO for a malformed message, -ENOMEM.
@@ -67,12 +68,15 @@ int rdmaxfer_peer_win_add(struct rdmaxfer_conn *conn, const void *msg, u32 len)
 	if (total != pw->pw_length)
 		goto bad;
 	mutex_lock(&conn->c_peer_win_lock);
-	if (conn->c_npeer_wins >= RDMAXFER_MAX_PEER_WINS) {
-		ret = -EPROTO;		/* more windows than a peer may expose to us */
+	if (conn->c_npeer_wins >= RDMAXFER_MAX_PEER_WINS ||
+	    conn->c_npeer_segs + nsegs > RDMAXFER_MAX_FILE_MRS) {
+		ret = -EPROTO;		/* more than a peer may expose to us */
 	} else {
 		ret = xa_insert(&conn->c_peer_wins, id, pw, GFP_KERNEL);
-		if (!ret)
+		if (!ret) {
 			conn->c_npeer_wins++;
+			conn->c_npeer_segs += nsegs;
+		}
 	}
 	mutex_unlock(&conn->c_peer_win_lock);
 	if (ret) {
@@ -101,8 +105,10 @@ int rdmaxfer_peer_win_del(struct rdmaxfer_conn *conn, u32 id)
 
 	mutex_lock(&conn->c_peer_win_lock);
 	pw = xa_erase(&conn->c_peer_wins, id);
-	if (pw)
+	if (pw) {
 		conn->c_npeer_wins--;
+		conn->c_npeer_segs -= pw->pw_nsegs;
+	}
 	mutex_unlock(&conn->c_peer_win_lock);
 	if (!pw)
 		return -EPROTO;
@@ -127,5 +133,6 @@ void rdmaxfer_peer_win_free_all(struct rdmaxfer_conn *conn)
 		kfree(pw);
 	}
 	conn->c_npeer_wins = 0;
+	conn->c_npeer_segs = 0;
 	mutex_unlock(&conn->c_peer_win_lock);
 }

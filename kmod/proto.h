@@ -119,6 +119,7 @@ struct rdmaxfer_cm_hello {
 #define RDMAXFER_HELLO_SLOT_HDR	0x4	/* slots start with a header entry (with SLOTS only) */
 #define RDMAXFER_HELLO_PROBE	0x8	/* the sender's probe bytes may be read (iWARP) */
 #define RDMAXFER_HELLO_AUTH	0x10	/* the sender proves a key: struct rdmaxfer_cm_auth */
+#define RDMAXFER_HELLO_WINS	0x20	/* takes RDMAXFER_MAX_PEER_WINS windows (else 256) */
 
 /**
  * struct rdmaxfer_cm_hello_ext - the hello of this version

@@ -145,16 +145,20 @@ struct key;
 #define RDMAXFER_MAX_BUF_SIZE	(64ULL * SZ_1G)
 #define RDMAXFER_MAX_BATCH	256
 #define RDMAXFER_MAX_PENDING	4096
-#define RDMAXFER_MAX_OBJECTS	1024
+#define RDMAXFER_MAX_OBJECTS	4096	/* a window takes an MR: RDMAXFER_MAX_FILE_MRS */
 #define RDMAXFER_MAX_FILE_MRS	4096	/* registration segments (FRWR MRs) alive per file */
 #define RDMAXFER_CONNECT_TIMEOUT_MS	10000
 #define RDMAXFER_CONNECT_TRIES	4	/* CONNECT attempts when TCP holds the port (iWARP) */
 #define RDMAXFER_LISTEN_TRIES	8	/* LISTEN (any port) attempts when TCP holds it (iWARP) */
 /*
  * Windows one peer may have exposed to one connection (ADVERTs beyond:
- * EPROTO); EXPOSE keeps to it (ENOSPC).
+ * EPROTO); EXPOSE keeps to what the peer takes (ENOSPC): this many if its
+ * hello says RDMAXFER_HELLO_WINS, else RDMAXFER_OLD_PEER_WINS.  Their
+ * segments together are at most RDMAXFER_MAX_FILE_MRS, all one file of
+ * the peer may have registered.
  */
-#define RDMAXFER_MAX_PEER_WINS	256
+#define RDMAXFER_MAX_PEER_WINS	1024
+#define RDMAXFER_OLD_PEER_WINS	256
 
 /*
  * Dead-peer detection (conn.c): transport retries after the first try (7
@@ -805,8 +809,9 @@ struct rdmaxfer_ka {
  * @c_iwarp: the port is iWARP, where a flush alone does not say the QP
  *	broke (rdmaxfer_conn_flushed()); set before the QP exists
  * @c_windows: our windows exposed on this connection
- * @c_nwindows: their number, at most RDMAXFER_MAX_PEER_WINS (what the peer
- *	takes); written under c_lock with @c_windows, read without as a hint
+ * @c_nwindows: their number, at most @c_peer_max_wins; written under
+ *	c_lock with @c_windows, read without as a hint
+ * @c_peer_max_wins: windows the peer takes on this connection (its hello)
  * @c_peer_wins: the peer's windows, by the peer's id (under @c_peer_win_lock)
  * @c_peer_win_lock: protects @c_peer_wins against SUBMIT reading it
  * @c_wait: senders waiting for credits, send buffers or WRs
@@ -834,6 +839,7 @@ struct rdmaxfer_ka {
  * @c_max_msg: largest RDMA message both ports accept
  * @c_peer_max_msg: the peer's port limit, from its hello
  * @c_npeer_wins: number of @c_peer_wins (bounded: a peer cannot grow it forever)
+ * @c_npeer_segs: their segments together (bounded too)
  * @c_peer_events: events the peer's messages caused, not yet reaped (past
  *	RDMAXFER_FREE_PEER_EVENTS their credits are held, see event.c)
  * @c_max_op: largest WRITE/READ in one operation (QUERY_CONN)
@@ -883,6 +889,7 @@ struct rdmaxfer_conn {
 	bool				c_iwarp;
 	struct list_head		c_windows;
 	u32				c_nwindows;
+	u32				c_peer_max_wins;
 	struct xarray			c_peer_wins;
 	struct mutex			c_peer_win_lock;	/* c_peer_wins */
 	wait_queue_head_t		c_wait;
@@ -907,6 +914,7 @@ struct rdmaxfer_conn {
 	u32				c_max_msg;
 	u32				c_peer_max_msg;
 	u32				c_npeer_wins;
+	u32				c_npeer_segs;
 	atomic_t			c_peer_events;
 	u64				c_max_op;
 	struct rdmaxfer_addr		c_local;

@@ -9,11 +9,11 @@
  * addresses are window offsets (no kernel, physical or DMA address goes on
  * the wire).  The window's id is published only after the ADVERT went
  * out, so a REVOKE cannot overtake it.  The peer splits its operations at
- * segment boundaries.  A connection carries at most RDMAXFER_MAX_PEER_WINS
- * of our windows, what the peer takes.  A window is released (REVOKE, its
- * connection going down, or the file closing) by deregistering its MRs,
- * which invalidates their keys, before the buffer reference that keeps the
- * pages pinned is dropped: invalidate, then unpin.
+ * segment boundaries.  A connection carries at most as many of our
+ * windows as the peer takes (its hello: c_peer_max_wins).  A window is
+ * released (REVOKE, its connection going down, or the file closing) by
+ * deregistering its MRs, which invalidates their keys, before the buffer
+ * reference that keeps the pages pinned is dropped: invalidate, then unpin.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -201,8 +201,8 @@ static struct rdmaxfer_window *rdmaxfer_window_create(struct rdmaxfer_file *rf,
  * Return: 0, -ENOENT (ids), -EINVAL (range, access bits, access the buffer
  * was not registered for, too many segments), -ENOTCONN, -EOPNOTSUPP
  * (atomics on a device without them), -EMFILE, -ENOSPC (the file's windows
- * have RDMAXFER_MAX_FILE_MRS segments, or the connection has
- * RDMAXFER_MAX_PEER_WINS windows), -ENOMEM, -EINTR.
+ * have RDMAXFER_MAX_FILE_MRS segments, or the connection has the
+ * c_peer_max_wins windows the peer takes), -ENOMEM, -EINTR.
  */
 int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 {
@@ -235,7 +235,7 @@ int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 		goto out_exit;
 	}
 	/* a hint that saves registering for nothing; checked again below */
-	if (READ_ONCE(conn->c_nwindows) >= RDMAXFER_MAX_PEER_WINS) {
+	if (READ_ONCE(conn->c_nwindows) >= conn->c_peer_max_wins) {
 		ret = -ENOSPC;
 		goto out_exit;
 	}
@@ -254,7 +254,7 @@ int rdmaxfer_ioctl_expose(struct rdmaxfer_file *rf, void *arg)
 	spin_lock_bh(&conn->c_lock);
 	if (conn->c_state != RDMAXFER_CS_ESTABLISHED) {
 		ret = -ENOTCONN;
-	} else if (conn->c_nwindows >= RDMAXFER_MAX_PEER_WINS) {
+	} else if (conn->c_nwindows >= conn->c_peer_max_wins) {
 		ret = -ENOSPC;	/* the peer would drop the connection */
 	} else {
 		kref_get(&win->w_obj.ref);

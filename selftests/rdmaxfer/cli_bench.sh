@@ -64,7 +64,7 @@ bench_ok()
 			"$tmp/$_n.out" >/dev/null
 }
 
-ktap_plan 20
+ktap_plan 22
 
 run stats0 rdmaxfer stats --json
 
@@ -119,6 +119,38 @@ bench_ok conns 2 400 --op read --sweep 1K:2K --iters 100 --conns 4 &&
 r=$?
 [ $r -eq 0 ] || show conns.out conns.err
 ktap_result "bench_conns_4" $r
+
+# --windows: each connection gets that many windows from serve, over equal
+# parts of its 4 MiB, and spreads its operations over them
+bench_ok wins 1 512 --op write --size 4K --iters 256 --conns 2 --windows 64 &&
+	jq -e '.windows == 64 and .expose_us_per_window > 0' "$tmp/wins.out" >/dev/null
+r=$?
+[ $r -eq 0 ] || show wins.out wins.err
+ktap_result "bench_windows_64" $r
+
+# 1,024 windows of 4 KiB each (the most a connection carries), on two
+# connections at once: serve's budget for all of them (2,048) is then used
+# up and a third connection's request is refused with ENOSPC (exit 1, one
+# line); once they closed, their windows are gone and the budget is back
+bench_ok wins1k 1 2048 --op read --size 4K --iters 1024 --conns 2 --windows 1024
+r=$?
+[ $r -eq 0 ] || show wins1k.out wins1k.err
+if [ $r -eq 0 ]; then
+	rdmaxfer bench $HOST --port $PORT --op write --size 4K --duration 5 --depth 1 --conns 2 \
+		--windows 1024 >"$tmp/hold.out" 2>"$tmp/hold.err" &
+	hold=$!
+	# both connections hold their windows once the table's first line is out
+	wait_for "grep -q 'windows per connection' '$tmp/hold.out'" 60 || r=1
+	run over rdmaxfer bench $HOST --port $PORT --op write --size 4K --iters 10 --windows 1
+	if [ $rc -ne 1 ] || ! one_error_line over 'exposed 0 of 1 windows: No space left on device'; then
+		ktap_diag "a request past serve's budget: exit $rc"
+		show over.err
+		r=1
+	fi
+	wait $hold || { ktap_diag "the bench holding 2048 windows failed"; show hold.err; r=1; }
+	bench_ok wins1 1 10 --op write --size 4K --iters 10 --windows 1 || { show wins1.err; r=1; }
+fi
+ktap_result "bench_windows_1024_and_serve_budget" $r
 
 # both directions: WRITE and READ alternate (iters per connection); every
 # SEND comes back (sent + echoed: 2 x iters per connection)
@@ -200,6 +232,9 @@ bench $HOST --op write --sweep 8K:4K
 bench $HOST --op write --depth 0
 bench $HOST --op write --depth 1025
 bench $HOST --op write --conns 257
+bench $HOST --op write --windows 0
+bench $HOST --op write --windows 1025
+bench $HOST --op send --windows 4
 bench $HOST --op write --iters 5 --duration 1
 bench $HOST --op write --duration -1
 bench nowhere --op write

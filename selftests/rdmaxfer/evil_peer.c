@@ -59,13 +59,18 @@
  *                      kept open all along wrote it, and that connection
  *                      must still work.  Exit 0 all refused, 1 one went
  *                      through (or the memory changed), 2 setup.
- *   advflood           advertises 300 valid one-segment windows, with
+ *   advflood           advertises 1,100 valid one-segment windows, with
  *                      distinct ids, as fast as its credits allow (the
  *                      server returns them as it reaps the events): a peer
- *                      may expose at most 256 windows to one connection,
- *                      so the server must drop it at the 257th and not
+ *                      may expose at most 1,024 windows to one connection,
+ *                      so the server must drop it at the 1,025th and not
  *                      before.  Exit 0 so, 1 not dropped (or dropped too
  *                      early), 2 setup.
+ *   advsegs            the same with windows of as many segments as an
+ *                      ADVERT holds (254): the peer's windows on one
+ *                      connection may have 4,096 segments together (all
+ *                      one file may register), so the server must drop it
+ *                      at the 17th window and not before.
  *   mute MS            stops answering at the transport level: after the
  *                      ADVERT it moves its QP to the error state, which
  *                      drops every packet the server sends (no ACK), and
@@ -884,52 +889,65 @@ static bool disconnected(struct peer *pr, int ms)
 	return type == RDMA_CM_EVENT_DISCONNECTED;
 }
 
-/* advflood: more windows than a connection may hold */
-static int adv_flood(struct peer *pr)
+/*
+ * advflood, advsegs: more windows than a connection may hold (1,024), or
+ * more segments in them (4,096), in windows of @nsegs segments.
+ */
+static int adv_flood(struct peer *pr, unsigned int nsegs)
 {
+	unsigned int limit = nsegs == 1 ? 1024 : 4096 / nsegs, total = limit + 76, i, j;
+	uint32_t len = RX_ADVERT_LEN + nsegs * RX_SEG_LEN;
 	uint8_t *m = SEND_BUF(pr), *p = m + RX_HDR_LEN;
-	int credits = NRECV - 1, i, r;
+	int credits = NRECV - 1, owed = 0, r;
 
-	if (!server_window(pr))
+	if (!server_window(pr) || RX_HDR_LEN + len > CTRL_SIZE)
 		return EXIT_SETUP;
-	for (i = 0; i < 300; i++) {
+	for (i = 0; i < total; i++) {
 		/* wait for a credit: the server gives them back as it reaps */
 		while (credits <= 0) {
-			r = flood_poll(pr, UINT64_MAX, &credits, NULL, STEP_TIMEOUT_MS);
+			r = flood_poll(pr, UINT64_MAX, &credits, &owed, STEP_TIMEOUT_MS);
 			if (r) {
-				/* dropped (or stuck): only right past 256 windows */
-				msg("no credit back after %d ADVERTs", i);
-				return i > 256 ? EXIT_GOOD : EXIT_GAVE_AWAY;
+				/* dropped (or stuck): only right past the limit */
+				msg("no credit back after %u ADVERTs", i);
+				return i > limit ? EXIT_GOOD : EXIT_GAVE_AWAY;
 			}
 		}
-		if (i <= 256 && disconnected(pr, 0)) {
-			msg("dropped after %d ADVERTs: too early", i);
+		if (i <= limit && disconnected(pr, 0)) {
+			msg("dropped after %u ADVERTs: too early", i);
 			return EXIT_GAVE_AWAY;
 		}
-		memset(m, 0, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN);
+		memset(m, 0, RX_HDR_LEN + len);
 		put16(m, RX_MSG_ADVERT);
-		put32(m + 4, RX_ADVERT_LEN + RX_SEG_LEN);
+		/* give back the credits of its messages: it needs them to return ours */
+		put16(m + 2, (uint16_t)owed);
+		owed = 0;
+		put32(m + 4, len);
 		put32(p + 0, 1000 + i);		/* window id */
 		put32(p + 4, RX_REMOTE_READ);
-		put64(p + 8, 4096);
-		put32(p + 16, 1);
-		put64(p + RX_ADVERT_LEN + 0, 0);
-		put32(p + RX_ADVERT_LEN + 8, 0x1000 + i);
-		put32(p + RX_ADVERT_LEN + 12, 4096);
-		if (post_send_msg(pr, RX_HDR_LEN + RX_ADVERT_LEN + RX_SEG_LEN))
+		put64(p + 8, (uint64_t)nsegs * 4096);
+		put32(p + 16, nsegs);
+		for (j = 0; j < nsegs; j++) {
+			uint8_t *sg = p + RX_ADVERT_LEN + j * RX_SEG_LEN;
+
+			put64(sg + 0, (uint64_t)j * 4096);
+			put32(sg + 8, 0x1000 + i);
+			put32(sg + 12, 4096);
+		}
+		if (post_send_msg(pr, RX_HDR_LEN + len))
 			return EXIT_GAVE_AWAY;
 		credits--;
-		r = flood_poll(pr, WR_SEND, &credits, NULL, STEP_TIMEOUT_MS);
+		r = flood_poll(pr, WR_SEND, &credits, &owed, STEP_TIMEOUT_MS);
 		if (r) {
-			msg("ADVERT %d did not go out", i + 1);
-			return i >= 256 ? EXIT_GOOD : EXIT_GAVE_AWAY;
+			msg("ADVERT %u did not go out", i + 1);
+			return i >= limit ? EXIT_GOOD : EXIT_GAVE_AWAY;
 		}
 	}
 	if (disconnected(pr, STEP_TIMEOUT_MS)) {
-		msg("dropped after 300 ADVERTs sent (the 257th went over the limit)");
+		msg("dropped after %u ADVERTs of %u segments sent (the %uth went over the limit)",
+		    total, nsegs, limit + 1);
 		return EXIT_GOOD;
 	}
-	msg("still connected after 300 windows");
+	msg("still connected after %u windows of %u segments", total, nsegs);
 	return EXIT_GAVE_AWAY;
 }
 
@@ -1772,7 +1790,7 @@ int main(int argc, char **argv)
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
 		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
 		{ "advaddr", 0 }, { "writeimm", 0 },
-		{ "advflood", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
+		{ "advflood", 0 }, { "advsegs", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { "auth", -1 },
 		{ NULL, 0 },
 	};
@@ -1787,7 +1805,7 @@ int main(int argc, char **argv)
 	if (!modes[i].name || (modes[i].args >= 0 && argc != 4 + modes[i].args) ||
 	    (modes[i].args < 0 && (argc < 5 || argc > 6))) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|keysweep|writeimm\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|advsegs|keysweep|writeimm\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
@@ -1819,8 +1837,9 @@ int main(int argc, char **argv)
 		ret = cross_read(&pr, &pr2, argv[1], argv[4]);
 		goto out;
 	}
-	if (!strcmp(mode, "advflood")) {
-		ret = adv_flood(&pr);
+	if (!strcmp(mode, "advflood") || !strcmp(mode, "advsegs")) {
+		ret = adv_flood(&pr, strcmp(mode, "advflood") ?
+				(CTRL_SIZE - RX_HDR_LEN - RX_ADVERT_LEN) / RX_SEG_LEN : 1);
 		goto out;
 	}
 	if (!strcmp(mode, "writeimm")) {

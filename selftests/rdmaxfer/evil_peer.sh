@@ -92,7 +92,7 @@ set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 1 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -202,10 +202,14 @@ ktap_result "revoked_rkey_and_bounds_refused" $rc
 still_serves send_after_sweep
 ktap_result "server_unaffected_by_key_sweep" $r
 
-# (f) a peer may expose at most 256 windows to one connection
-run evil_advflood timeout 120 "$EVIL" $ADDR $PORT advflood
+# (f) a peer may expose at most 1,024 windows to one connection, of 4,096
+# segments together
+run evil_advflood timeout 300 "$EVIL" $ADDR $PORT advflood
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advflood exited $rc"; show evil_advflood.out evil_advflood.err; }
 ktap_result "peer_windows_bounded_per_connection" $rc
+run evil_advsegs timeout 120 "$EVIL" $ADDR $PORT advsegs
+[ $rc -eq 0 ] || { ktap_diag "evil_peer advsegs exited $rc"; show evil_advsegs.out evil_advsegs.err; }
+ktap_result "peer_window_segments_bounded_per_connection" $rc
 
 # (g) a peer that stops answering at the transport level (its QP in the
 # error state drops our packets unanswered, rdma_cm still thinks it is

@@ -3484,8 +3484,8 @@ TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
 	TH_LOG("%lu windows of 64 MiB over one buffer, then %s", n, strerror(e));
 	EXPECT_EQ(ENOSPC, e);
 	EXPECT_LT(0, n);
-	/* the file's 4096 MRs, or the connection's 256 windows (huge pages) */
-	EXPECT_GE(256, n);
+	/* the file's 4096 MRs, or the connection's 1024 windows (huge pages) */
+	EXPECT_GE(1024, n);
 	ASSERT_NE(0, first);
 	EXPECT_EQ(0, rdx_revoke(self->srv, first));
 	e = rdx_expose(self->srv, self->sconn, b, 0, len, RDMAXFER_REMOTE_READ, &w);
@@ -3495,20 +3495,21 @@ TEST_F_TIMEOUT(xfer, overlapping_windows_are_bounded, 180)
 }
 
 /*
- * A connection carries at most 256 of our windows, the most a peer takes
- * (RDMAXFER_MAX_PEER_WINS): one more EXPOSE is ENOSPC and the connection
- * stays up, where the peer would have dropped it at the 257th ADVERT; a
- * REVOKE makes room again.
+ * A connection carries at most 1024 of our windows, the most a peer takes
+ * (RDMAXFER_MAX_PEER_WINS; 256 for a peer whose hello does not say
+ * RDMAXFER_HELLO_WINS): one more EXPOSE is ENOSPC and the connection stays
+ * up, where the peer would have dropped it at the 1025th ADVERT; a REVOKE
+ * makes room again.
  */
-TEST_F_TIMEOUT(xfer, windows_per_connection_are_bounded, 120)
+TEST_F_TIMEOUT(xfer, windows_per_connection_are_bounded, 300)
 {
 	unsigned long adverts = 0, revokes = 0, downs = 0, made;
 	struct rdmaxfer_completion c;
 	__u32 w = 0, first = 0;
 	int e = 0;
 
-	/* the fixture's window is the first of the 256 */
-	for (made = 0; made < 300; made++) {
+	/* the fixture's window is the first of the 1024 */
+	for (made = 0; made < 1100; made++) {
 		e = rdx_expose(self->srv, self->sconn, self->sbuf, 0, 4096, RDMAXFER_REMOTE_READ,
 			       &w);
 		if (e)
@@ -3517,7 +3518,7 @@ TEST_F_TIMEOUT(xfer, windows_per_connection_are_bounded, 120)
 			first = w;
 		ASSERT_LE(0, count_window_events(self->cli, 0, &adverts, &revokes, &downs));
 	}
-	EXPECT_EQ(255, made) TH_LOG("then %s", strerror(e));
+	EXPECT_EQ(1023, made) TH_LOG("then %s", strerror(e));
 	EXPECT_EQ(ENOSPC, e);
 	ASSERT_NE(0, first);
 	EXPECT_EQ(0, rdx_revoke(self->srv, first));
@@ -3525,7 +3526,7 @@ TEST_F_TIMEOUT(xfer, windows_per_connection_are_bounded, 120)
 				&w));
 	ASSERT_LE(0, count_window_events(self->cli, 500 * MS, &adverts, &revokes, &downs));
 	EXPECT_EQ(0, downs);
-	EXPECT_EQ(256, adverts);
+	EXPECT_EQ(1024, adverts);
 	EXPECT_EQ(1, revokes);
 	/* and the connection still moves data */
 	fill(self->cmem, 4096, 7);

@@ -3,7 +3,8 @@
  * rdmaxfer bench - bandwidth and message rate against `rdmaxfer serve`.
  *
  * bench HOST --op write|read|send [--size B | --sweep MIN:MAX]
- *       [--iters N | --duration S] [--depth N] [--conns N] [--bidir] [--json]
+ *       [--iters N | --duration S] [--depth N] [--conns N] [--windows N]
+ *       [--bidir] [--json]
  *
  * The main thread connects all --conns connections one after the other
  * (so a refused or unreachable server gives one error line), registers one
@@ -27,7 +28,12 @@
  * size-aligned slot (c * depth + k % depth) mod (window / size) of the
  * server's window: every operation in flight has its own slot, and
  * connections have disjoint slots while conns * depth * size fits the
- * window (else they wrap around and share).  All operations of a
+ * window (else they wrap around and share).  With --windows N each
+ * connection first asks serve for N windows over N equal parts of its
+ * buffer in place of the one (PROTO_WINS_REQ) and operation k goes to
+ * window k % N, at the
+ * size-aligned slot (k / N) mod (part / size) of it: the cost of many
+ * windows (the rkeys a device looks up) against one.  All operations of a
  * connection use offset 0 of its local buffer.  --bidir alternates WRITE
  * and READ; for send the server echoes every message, and both directions
  * count.  An echoing connection keeps at most PROTO_ECHO_WINDOW messages
@@ -152,8 +158,9 @@ struct bench_run {
 	unsigned int depth;		/* effective */
 	unsigned int max_batch;
 	uint64_t size;
-	uint64_t nslots;		/* window / size */
+	uint64_t nslots;		/* window / size (--windows: the shortest one's) */
 	uint64_t deadline;		/* --duration: now_ns() to stop submitting */
+	uint64_t expose_us;		/* --windows: serve's EXPOSE time, all connections */
 	bool quit;
 	struct gate go, done;		/* phase start and end: threads + main */
 	struct bconn *c;
@@ -202,6 +209,10 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 		op->window_id = bc->s.window_id;
 		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
 				    r->size;
+		if (o->windows) {
+			op->window_id = bc->s.more_wins[bc->k % o->windows];
+			op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
+		}
 		break;
 	case BOP_SEND:
 		op->opcode = RDMAXFER_OP_SEND;
@@ -216,6 +227,10 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 		op->window_id = bc->s.window_id;
 		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
 				    r->size;
+		if (o->windows) {
+			op->window_id = bc->s.more_wins[bc->k % o->windows];
+			op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
+		}
 		op->compare_add = o->op == BOP_FADD ? 1 : bc->k;
 		op->swap = bc->k + 1;
 		break;
@@ -353,7 +368,8 @@ static void bench_help(FILE *f)
 	fprintf(f,
 		"usage: rdmaxfer bench HOST [--port N] --op write|read|send|fadd|cas\n"
 		"                      [--size BYTES | --sweep MIN:MAX] [--iters N | --duration S]\n"
-		"                      [--depth N] [--conns N] [--bidir] [--transport rdma|tcp|udp]\n"
+		"                      [--depth N] [--conns N] [--windows N] [--bidir]\n"
+		"                      [--transport rdma|tcp|udp]\n"
 		"                      [--key KEY | --key-file F]\n"
 		"                      [--json]\n"
 		"\n"
@@ -373,12 +389,15 @@ static void bench_help(FILE *f)
 		"  --duration S      run S seconds per size instead\n"
 		"  --depth N         operations in flight per connection (default %u, at most %u)\n"
 		"  --conns N         connections, one thread each (default 1, at most %u)\n"
+		"  --windows N       write/read/fadd/cas: spread the operations over N windows\n"
+		"                    per connection, N equal parts of the server's buffer\n"
+		"                    (at most %u; default: its one window)\n"
 		"  --bidir           write/read: alternate WRITE and READ; send: the server\n"
 		"                    echoes every message (both directions count)\n"
 		"  --transport T     rdma (default), or tcp/udp to the same server\n"
 		"  --json            one JSON object on stdout\n",
 		RDMAXFER_DEFAULT_PORT, BENCH_DEFAULT_ITERS, BENCH_DEFAULT_DEPTH, BENCH_MAX_DEPTH,
-		BENCH_MAX_CONNS);
+		BENCH_MAX_CONNS, PROTO_MAX_WINS);
 }
 
 /*
@@ -402,6 +421,8 @@ static int check_bench(struct bench_opts *o, bool have_op, bool size_and_sweep, 
 	}
 	if (size_and_sweep)
 		return usage_error("bench ", "give --size or --sweep, not both");
+	if (o->windows && (o->op == BOP_SEND || o->transport != BT_RDMA))
+		return usage_error("bench ", "--windows spreads RDMA WRITEs, READs and atomics: not with --op send or --transport");
 	if (o->duration > 0 && have_iters)
 		return usage_error("bench ", "give --iters or --duration, not both");
 	if (o->duration > 0)
@@ -458,6 +479,11 @@ static int bench_opt(struct bench_opts *o, int c, bool *have_op, bool *have_swee
 			return usage_error("bench ", "bad --conns '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
 		o->conns = (unsigned int)v;
 		break;
+	case 'W':
+		if (parse_uint(optarg, PROTO_MAX_WINS, &v) || !v)
+			return usage_error("bench ", "bad --windows '%s' (1 .. %u)", optarg, PROTO_MAX_WINS);
+		o->windows = (unsigned int)v;
+		break;
 	case 'b':
 		o->bidir = true;
 		break;
@@ -481,6 +507,7 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "conns", required_argument, NULL, 'c' },
+		{ "windows", required_argument, NULL, 'W' },
 		{ "bidir", no_argument, NULL, 'b' },
 		{ "transport", required_argument, NULL, 't' },
 		OPTION_KEY,
@@ -611,6 +638,18 @@ static int bench_setup(struct bench_run *r)
 			return EXIT_FAIL;
 		if (access && session_wait_window(&bc->s, access))
 			return EXIT_FAIL;
+		if (o->windows) {
+			uint64_t us;
+
+			if (session_more_windows(&bc->s, o->windows, &us))
+				return EXIT_FAIL;
+			r->expose_us += us;
+			if (o->size_max > bc->s.more_wins_len)
+				return fail("an operation of %llu bytes does not fit a window of %llu at %s (the buffer over %u windows)",
+					    (unsigned long long)o->size_max,
+					    (unsigned long long)bc->s.more_wins_len, bc->s.peer,
+					    o->windows);
+		}
 		if (i)
 			continue;
 		/*
@@ -670,6 +709,8 @@ static int bench_size(struct bench_run *r, uint64_t size, struct bench_row *row)
 
 	r->size = size;
 	r->nslots = o->op == BOP_SEND ? 1 : r->c[0].s.window_len / size;
+	if (o->windows)
+		r->nslots = r->c[0].s.more_wins_len / size;
 	if (!r->nslots)
 		r->nslots = 1;
 	if (o->op == BOP_SEND)
@@ -749,6 +790,7 @@ int cmd_bench(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	ret = EXIT_FAIL;
+	o.expose_us = r.expose_us;
 	gate_init(&r.go, o.conns + 1);
 	gate_init(&r.done, o.conns + 1);
 	for (i = 0; i < o.conns; i++) {

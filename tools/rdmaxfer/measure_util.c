@@ -228,6 +228,11 @@ void bench_table_begin(const struct bench_opts *o)
 		json_string("op", bench_op_name(o->op));
 		json_u64("depth", o->depth);
 		json_u64("conns", o->conns);
+		if (o->windows) {
+			json_u64("windows", o->windows);
+			json_double("expose_us_per_window",
+				    (double)o->expose_us / o->windows / o->conns);
+		}
 		json_bool("bidir", o->bidir);
 		json_begin_array("rows");
 		return;
@@ -235,6 +240,9 @@ void bench_table_begin(const struct bench_opts *o)
 	printf("%s %s bandwidth to %s, depth %u, %u connection%s%s\n",
 	       transport_name(o->transport), bench_op_name(o->op), o->host, o->depth, o->conns,
 	       o->conns == 1 ? "" : "s", o->bidir ? ", both directions" : "");
+	if (o->windows)
+		printf("%u windows per connection, exposed in %.1f us each\n", o->windows,
+		       (double)o->expose_us / o->windows / o->conns);
 	printf("%12s %12s %12s %12s %10s %10s\n", "bytes", "iterations", "MiB/s", "Mpps",
 	       "cpu_cli%", "cpu_srv%");
 	fflush(stdout);

@@ -54,7 +54,7 @@ const char *proto_type_name(uint32_t type)
 	static const char *const names[] = {
 		"?", "WRITE_BEGIN", "WRITE_READY", "ROUND_DONE", "CSUM_REQ", "CSUM",
 		"SYNC", "SYNC_ACK", "ERROR", "BENCH_BEGIN", "BENCH_READY", "BENCH_END",
-		"BENCH_DONE", "CPU_REQ", "CPU",
+		"BENCH_DONE", "CPU_REQ", "CPU", "WINS_REQ", "WINS",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";

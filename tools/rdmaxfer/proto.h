@@ -23,6 +23,7 @@
  *    BENCH_END                     BENCH_DONE offset=messages length=bytes
  *    CPU_REQ                       CPU offset=cpu_us length=busy round_len=total
  *                                      round=clk_tck status
+ *    WINS_REQ length=n             WINS offset=us length=exposed status  (see 4.)
  *    anything else                 ERROR status=EPROTO
  *
  *    status is 0 or a positive Linux errno (ERANGE: outside the window,
@@ -116,6 +117,20 @@
  *    give the server's CPU use between them; the client times them with
  *    its own clock.  WRITE and READ benchmarks need nothing else from the
  *    server: its RDMA device answers them.
+ *
+ * 4. Many windows (`bench --windows N`).  WINS_REQ with length = n asks
+ *    the server to replace the connection's window by n windows of its
+ *    buffer, window i over bytes [i*W/n, (i+1)*W/n) (W = the buffer's
+ *    size), with the same access: it revokes the first window (the client
+ *    sees it go) and exposes the n.  They stay until the connection ends.
+ *    WINS answers once the last ADVERT went out (the ADVERTs arrive
+ *    first): length = windows exposed, offset = the microseconds the
+ *    server spent exposing them, status 0, EINVAL (n = 0, n >
+ *    PROTO_MAX_WINS, or windows of less than 4 KiB), EBUSY (the connection
+ *    asked before), ENOSPC (past the server's budget for all connections;
+ *    nothing was revoked), or the error of EXPOSE number length + 1
+ *    (ENOSPC: the connection takes no more, e.g. 256 from a module before
+ *    1,024).
  */
 #ifndef RDMAXFER_PROTO_H
 #define RDMAXFER_PROTO_H
@@ -140,7 +155,12 @@ enum proto_type {
 	PROTO_BENCH_DONE = 12,
 	PROTO_CPU_REQ = 13,
 	PROTO_CPU = 14,
+	PROTO_WINS_REQ = 15,
+	PROTO_WINS = 16,
 };
+
+/* Most windows one WINS_REQ asks for: what one connection may carry. */
+#define PROTO_MAX_WINS		1024
 
 /* WRITE_BEGIN flags */
 #define PROTO_F_VERIFY		1u	/* ROUND_DONE carries the CRC32C of the round */

@@ -32,11 +32,12 @@
 #define REAP_MAX		64
 #define ECHO_BUFS		256	/* echo messages in flight, all connections */
 #define ECHO_TAG		(1ull << 62)	/* user_data of echo SENDs */
-#define ECHO_STALL_S		2	/* an echo not sent by then: drop its client */
+#define ECHO_STALL_S		2	/* an echo or ADVERT not sent by then: drop its client */
 #define SLOT_TAG		(1ull << 61)	/* user_data of a connection's receive slots */
 #define SLOT_ECHO_TAG		(1ull << 60)	/* ... of an echo SENT from one */
 #define SLOTS_MAX		128	/* receive slots per connection */
 #define SLOTS_BYTES		(16u << 20)	/* ... and their memory, at most */
+#define SERVE_MORE_WINS		2048	/* WINS_REQ windows, all connections (a file has 4096 MRs) */
 
 struct sconn {
 	uint32_t id;			/* connection id, 0: a free entry */
@@ -44,6 +45,8 @@ struct sconn {
 	char peer[96];
 	struct rdmaxfer_addr peer_addr;	/* ... its address, for --max-per-host */
 	uint32_t window_id;		/* its window on the shared buffer, 0: none */
+	uint32_t window_access;		/* ... and what it allows */
+	unsigned int more_wins;		/* windows WINS_REQ exposed instead (proto.h, 4.) */
 	unsigned int replies;		/* our control SENDs in flight */
 	uint64_t highest;		/* end of the highest range notified by WRITE_IMM */
 	bool saved;			/* a write session saved its data to --out */
@@ -86,6 +89,7 @@ struct server {
 	unsigned char *win;		/* the shared window: --size bytes */
 	uint32_t buf_id;		/* ... registered once */
 	uint64_t exposed;		/* connections that got the window */
+	unsigned int more_wins;		/* WINS_REQ windows alive, all connections */
 	bool too_big_told;		/* "too large for the device" was said */
 	bool fatal;			/* stop serving: exit 1 (the error was printed) */
 	const char *in_name;
@@ -138,6 +142,8 @@ void say(struct server *srv, const char *fmt, ...) __attribute__((format(printf,
 /* serve_conn.c */
 void accept_all(struct server *srv);
 void drop_conn(struct server *srv, struct sconn *sc);
+/* WINS_REQ (proto.h, 4.): expose @n more windows; false: the client was dropped. */
+bool expose_more(struct server *srv, struct sconn *sc, uint64_t n, struct proto_msg *r);
 struct sconn *find_conn(struct server *srv, uint32_t id);
 void finish_conn(struct server *srv, struct sconn *sc, int status);
 int preload(struct server *srv, unsigned char *win);

@@ -3,7 +3,8 @@
  * rdmaxfer serve - connections: accepting what the listeners queued
  * (--count, --max-per-host: a host past it is refused at once), exposing
  * the shared window to each (a device that cannot register --size is said
- * once), and finishing one: saving what a client wrote without WRITE_BEGIN,
+ * once) and more windows of it when a client asks (WINS_REQ), and
+ * finishing one: saving what a client wrote without WRITE_BEGIN,
  * the summary line, CLOSE (which revokes its window).  See serve.c for the
  * whole server.
  */
@@ -137,6 +138,7 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 		err = rdx_expose(srv->fd, id, srv->buf_id, 0, srv->size, access, &sc->window_id);
 	}
 	if (!err) {
+		sc->window_access = access;
 		srv->exposed++;
 		return;
 	}
@@ -150,6 +152,64 @@ static void setup_conn(struct server *srv, struct sconn *sc, uint32_t id,
 		warnx_("connection %llu from %s: exposing the window failed: %s",
 		       (unsigned long long)sc->num, sc->peer, strerror(err));
 	drop_conn(srv, sc);
+}
+
+/*
+ * WINS_REQ: replace the connection's window by @n windows of the shared
+ * buffer, window i over [i*W/n, (i+1)*W/n), and say in @r how many and how
+ * long it took.
+ * An EXPOSE waits for the client's credit, which comes back as the client
+ * reaps the ADVERTs: one that does not would block the one event loop, so,
+ * as for echoes, each EXPOSE is interrupted after ECHO_STALL_S seconds and
+ * such a client is dropped.  Returns false when it was (no answer then).
+ */
+bool expose_more(struct server *srv, struct sconn *sc, uint64_t n, struct proto_msg *r)
+{
+	struct itimerval arm = { .it_value = { .tv_sec = ECHO_STALL_S } }, off = { 0 };
+	double t0 = now_sec();
+	uint64_t i, start, end;
+	uint32_t id;
+	int err = 0;
+
+	r->type = PROTO_WINS;
+	if (!n || n > PROTO_MAX_WINS || srv->size / n < 4096) {
+		r->status = EINVAL;
+		return true;
+	}
+	if (sc->more_wins) {
+		r->status = EBUSY;
+		return true;
+	}
+	if (srv->more_wins + n > SERVE_MORE_WINS) {
+		r->status = ENOSPC;
+		return true;
+	}
+	/* make room: a connection carries at most PROTO_MAX_WINS */
+	if (sc->window_id && !rdx_revoke(srv->fd, sc->window_id))
+		sc->window_id = 0;
+	for (i = 0; i < n && !err; i++) {
+		start = i * srv->size / n;
+		end = (i + 1) * srv->size / n;
+		setitimer(ITIMER_REAL, &arm, NULL);
+		err = rdx_expose(srv->fd, sc->id, srv->buf_id, start, end - start,
+				 sc->window_access, &id);
+		setitimer(ITIMER_REAL, &off, NULL);
+		if (!err) {
+			sc->more_wins++;
+			srv->more_wins++;
+		}
+	}
+	if (err == EINTR) {
+		warnx_("connection %llu from %s does not take its windows (%u of %llu exposed in %d s): dropped",
+		       (unsigned long long)sc->num, sc->peer, sc->more_wins, (unsigned long long)n,
+		       ECHO_STALL_S);
+		drop_conn(srv, sc);
+		return false;
+	}
+	r->status = (uint32_t)err;
+	r->length = sc->more_wins;
+	r->offset = (uint64_t)((now_sec() - t0) * 1e6);
+	return true;
 }
 
 /* The connection is over: save what the client wrote, report, close. */
@@ -186,6 +246,7 @@ void finish_conn(struct server *srv, struct sconn *sc, int status)
 	    (unsigned long long)sc->msg_bytes, now_sec() - sc->start, how);
 	close_id(srv, sc->id);		/* revokes its window; the buffer stays */
 	slots_free(srv, sc);
+	srv->more_wins -= sc->more_wins;	/* closing revoked them */
 	sc->id = 0;
 	srv->nactive--;
 	srv->accept_cap = 0;	/* accept_all() tries the module's limit again */

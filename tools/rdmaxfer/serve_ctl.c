@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdmaxfer serve - messages: the control messages of proto.h (WRITE_BEGIN,
- * CSUM_REQ, SYNC, BENCH_BEGIN, BENCH_END, CPU_REQ) and their answers from
- * CTL_ANSWERS registered answer buffers, user data to stdout or --out, and
- * the end of a write round (WRITE_IMM: save, CRC32C, ROUND_DONE).  A REAP
- * round marks the connections with messages; each is drained once per
- * round (recv_marked()).  See serve.c for the whole server.
+ * CSUM_REQ, SYNC, BENCH_BEGIN, BENCH_END, CPU_REQ, WINS_REQ) and their
+ * answers from CTL_ANSWERS registered answer buffers, user data to stdout
+ * or --out, and the end of a write round (WRITE_IMM: save, CRC32C,
+ * ROUND_DONE).  A REAP round marks the connections with messages; each is
+ * drained once per round (recv_marked()).  See serve.c for the whole server.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -167,6 +167,10 @@ void handle_ctl(struct server *srv, struct sconn *sc, const struct proto_msg *m)
 		break;
 	case PROTO_CPU_REQ:
 		cpu_answer(&r);
+		break;
+	case PROTO_WINS_REQ:
+		if (!expose_more(srv, sc, m->length, &r))
+			return;
 		break;
 	default:
 		r.type = PROTO_ERROR;

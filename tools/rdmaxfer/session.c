@@ -14,6 +14,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -238,8 +239,11 @@ void session_close(struct session *s)
 	}
 	if (s->ctl)
 		munmap(s->ctl, CTL_BUF_SIZE);
+	free(s->more_wins);
 	s->fd = -1;
 	s->ctl = NULL;
+	s->more_wins = NULL;
+	s->more_wins_cap = s->nmore_wins = 0;
 }
 
 /* --- completions and events ------------------------------------------- */
@@ -299,10 +303,15 @@ static int session_reap(struct session *s, int64_t timeout_ns)
 				s->window_id = c[i].window_id;
 				s->window_len = c[i].bytes;
 				s->window_access = c[i].flags;
+			} else if (s->nmore_wins < s->more_wins_cap) {
+				s->more_wins[s->nmore_wins++] = c[i].window_id;
+				if (!s->more_wins_len || c[i].bytes < s->more_wins_len)
+					s->more_wins_len = c[i].bytes;
 			}
 			break;
 		case RDMAXFER_EVENT_WINDOW_REVOKED:
-			if (c[i].window_id == s->window_id)
+			/* WINS_REQ replaces it (session_more_windows()) */
+			if (c[i].window_id == s->window_id && !s->more_wins_cap)
 				revoked = true;
 			break;
 		case RDMAXFER_EVENT_RECV:
@@ -616,6 +625,52 @@ int session_ctl_recv(struct session *s, const char *what, uint32_t expect, struc
 			  proto_type_name(rep->type), what);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Ask the server to replace its window by @n windows over its buffer
+ * (proto.h, 4.) and collect them in s->more_wins; *@us: how long the
+ * server took to expose them.  Returns 0 or -1 (printed).
+ */
+int session_more_windows(struct session *s, unsigned int n, uint64_t *us)
+{
+	struct proto_msg req = { .type = PROTO_WINS_REQ, .length = n }, rep;
+	double deadline;
+
+	free(s->more_wins);
+	s->more_wins = calloc(n, sizeof(*s->more_wins));
+	if (!s->more_wins) {
+		fail_line(s, "out of memory");
+		return -1;
+	}
+	s->more_wins_cap = n;
+	s->nmore_wins = 0;
+	s->more_wins_len = 0;
+	if (session_call(s, &req, PROTO_WINS, &rep))
+		return -1;
+	if (rep.status == EINVAL) {
+		fail_line(s, "%s cannot split its window of %llu bytes into %u windows (of at least 4 KiB)",
+			  s->peer, (unsigned long long)s->window_len, n);
+		return -1;
+	}
+	if (rep.status || rep.length != n) {
+		fail_line(s, "%s exposed %llu of %u windows: %s", s->peer,
+			  (unsigned long long)rep.length, n,
+			  strerror(rep.status ? (int)rep.status : EPROTO));
+		return -1;
+	}
+	/* the ADVERTs came ahead of the answer: their events are in */
+	deadline = now_sec() + SESSION_WINDOW_TIMEOUT_S;
+	while (s->nmore_wins < n) {
+		if (session_wait(s, "the server's windows", SESSION_WINDOW_TIMEOUT_S))
+			return -1;
+		if (now_sec() > deadline) {
+			fail_line(s, "%s advertised %u of %u windows", s->peer, s->nmore_wins, n);
+			return -1;
+		}
+	}
+	*us = rep.offset;
 	return 0;
 }
 

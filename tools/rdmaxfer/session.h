@@ -39,6 +39,9 @@ struct session {
 	uint32_t window_id;		/* the server's window, 0 until advertised */
 	uint64_t window_len;
 	uint32_t window_access;
+	uint32_t *more_wins;		/* the windows WINS_REQ gave in its place, if asked */
+	uint64_t more_wins_len;		/* ... the shortest of them */
+	unsigned int nmore_wins, more_wins_cap;
 	unsigned int depth;		/* most operations in flight */
 	unsigned int inflight;
 	unsigned int msgs_ready;	/* RECV events not yet RECV'd */
@@ -56,6 +59,7 @@ struct session {
 int session_open(struct session *s, const char *host, uint16_t port, int32_t key);
 void session_ring(struct session *s, uint32_t entries);
 int session_wait_window(struct session *s, uint32_t access);
+int session_more_windows(struct session *s, unsigned int n, uint64_t *us);
 int session_reg(struct session *s, void *addr, uint64_t len, uint32_t access, uint32_t *buf_id);
 int session_rdma_post(struct session *s, uint16_t opcode, uint32_t buf_id, uint64_t buf_off,
 		      uint64_t remote_off, uint64_t len, bool notify, uint32_t imm);
