@@ -12,11 +12,14 @@
 # Each runs tools/vm/guest/bench.sh (its header says what is measured and how) with
 # RIG_PIN_VCPUS=1 unless set otherwise, and prints its ratio and CPU tables.  Saved:
 #   build/bench/LAYOUT/output.txt     everything the guest printed
-#   build/bench/LAYOUT/NAME.dat       its "### DATA NAME" blocks (conns-LAYOUT)
+#   build/bench/LAYOUT/NAME.dat       its "### DATA NAME" blocks (conns-LAYOUT, windows-LAYOUT)
 #   build/bench/conns.png             bandwidth and CPU per operation against the number of
 #                                     connections, both tools, from the layouts that ran
-# Environment: ROUNDS, BENCH_SCALE, BENCH_CPU, BENCH_CONNS, BENCH_FILE_MIB, BENCH_PIN (the
-# guest script's); BENCH_OUT (default <repo>/build/bench); rig.sh's own (RIG_KERNEL, ...).
+#   build/bench/windows.png           rate, CPU per operation and EXPOSE time against the
+#                                     number of windows, rdmaxfer alone
+# Environment (the guest script's): ROUNDS, BENCH_SCALE, BENCH_CPU, BENCH_CONNS, BENCH_WINDOWS,
+# BENCH_FILE_MIB, BENCH_PIN, BENCH_ONLY=windows (only that row); BENCH_OUT (default
+# <repo>/build/bench); rig.sh's own (RIG_KERNEL, ...).
 # Exit status: 0 when every layout ran to its end and the plot was drawn.
 set -euo pipefail
 
@@ -40,7 +43,7 @@ esac
 
 # what the guest script reads, passed on to it
 envs=''
-for v in ROUNDS BENCH_SCALE BENCH_CPU BENCH_CONNS BENCH_FILE_MIB BENCH_PIN; do
+for v in ROUNDS BENCH_SCALE BENCH_CPU BENCH_CONNS BENCH_WINDOWS BENCH_ONLY BENCH_FILE_MIB BENCH_PIN; do
     [[ -z ${!v:-} ]] || envs+="$v=${!v@Q} "
 done
 
@@ -64,6 +67,9 @@ done
 
 if compgen -G "$OUT/*/conns-*.dat" >/dev/null; then
     plot "$OUT" "$OUT/conns.png" bench-conns.gp || failed+=(plot)
+fi
+if compgen -G "$OUT/*/windows-*.dat" >/dev/null; then
+    plot "$OUT" "$OUT/windows.png" bench-windows.gp || failed+=(plot)
 fi
 if ((${#failed[@]})); then
     say "failed: ${failed[*]}"

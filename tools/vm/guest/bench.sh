@@ -38,6 +38,11 @@
 #   connections         64 KiB WRITEs, 4096 in all, over 1, 8, 64 and 256
 #                       connections: bench --conns N vs ib_write_bw -q N
 #                       (scale_conns below); and rdmaxfer's 8 against its 1
+#   windows             4 KiB WRITEs spread over 1, 64 and 1024 windows of
+#                       serve's 64 MiB (bench --windows N), rdmaxfer alone
+#                       (perftest has one MR per QP): rate, CPU per
+#                       operation, serve's EXPOSE time per window
+#                       (scale_windows below)
 #   file                write --file of BENCH_FILE_MIB (1024) MiB of random data
 #                       through a 64 MiB window saved to serve's --out (both in
 #                       /tmp, a tmpfs: `make bench` boots with RIG_MEM=6144)
@@ -435,6 +440,29 @@ scale_conns()
 	fi
 }
 
+# scale_windows TOTAL: TOTAL 4 KiB WRITEs, 64 in flight, over 1, 64 and
+# 1024 windows (BENCH_WINDOWS) that serve exposes in place of its one
+# (bench --windows N: window k % N takes operation k).  Records "swins N
+# mpps expose_us_per_window"; CPU under the key windows-N.
+scale_windows()
+{
+	local total=$1 n r j mpps=() exp=()
+	for n in ${BENCH_WINDOWS:-1 64 1024}; do
+		mpps=() exp=()
+		for r in $(seq "$ROUNDS"); do
+			j=$(bench_run "windows-$n" full --op write --size 4096 --iters "$total" \
+				--depth 64 --windows "$n") || { say "rdmaxfer bench --windows $n failed"; break; }
+			mpps+=("$(echo "$j" | jq '.rows[0].msg_rate_mpps')")
+			exp+=("$(echo "$j" | jq '.expose_us_per_window')")
+			[ "$BENCH_CPU" = 1 ] && bench_run "windows-$n" short --op write --size 4096 \
+				--iters "$(short "$total" 64)" --depth 64 --windows "$n" >/dev/null
+			say "round $r: 4 KiB WRITEs over $n window(s): ${mpps[-1]} Mpps, EXPOSE ${exp[-1]} us per window"
+		done
+		[ ${#mpps[@]} -gt 0 ] || continue
+		echo "swins $n $(printf '%s\n' "${mpps[@]}" | median) $(printf '%s\n' "${exp[@]}" | median)" >>"$RESULTS"
+	done
+}
+
 # file MIB -> records "file write MIB file_mib_s bench_mib_s"
 file_bw()
 {
@@ -491,6 +519,9 @@ if [ "$QUICK" = quick ]; then
 	bw write 65536 200 16
 	lat write 200
 	scale_conns 65536 1024
+	scale_windows 1024
+elif [ "${BENCH_ONLY:-}" = windows ]; then
+	scale_windows $((8192 * SCALE))
 else
 	for op in write read; do
 		bw $op 4096 $((5000 * SCALE)) 128
@@ -515,6 +546,7 @@ else
 		say "fadd rows left out: $DEV has no atomics (atomic_cap ATOMIC_NONE)"
 	fi
 	scale_conns 65536 4096
+	scale_windows $((8192 * SCALE))
 	file_bw "${BENCH_FILE_MIB:-1024}"
 fi
 
@@ -577,7 +609,7 @@ else
 	printf '%-24s %-9s %12s %12s\n' measurement tool "both us/op" "both s/GiB"
 fi
 # per GiB only where a row moves data: 4 KiB operations and larger
-gib() { case $1 in bw-*-[0-9][0-9][0-9][0-9]* | conns-*) printf '%.2f' "$2" ;; *) echo - ;; esac; }
+gib() { case $1 in bw-*-[0-9][0-9][0-9][0-9]* | conns-* | windows-*) printf '%.2f' "$2" ;; *) echo - ;; esac; }
 awk '$1 != "idle" && !seen[$1]++ { print $1 }' "$CPUS" | while read -r key; do
 	for tool in rdmaxfer perftest; do
 		grep -q "^$key $tool short " "$CPUS" || continue
@@ -603,6 +635,19 @@ if grep -q '^sconns ' "$RESULTS"; then
 				"$(cpu_col "conns-$n" perftest 1) $(cpu_col "conns-$n" perftest 2)"
 		else
 			echo "$n $o $t $(cpu_col "conns-$n" rdmaxfer 1) NaN $(cpu_col "conns-$n" perftest 1) NaN"
+		fi
+	done
+	echo "### END"
+fi
+if grep -q '^swins ' "$RESULTS"; then
+	echo
+	echo "### DATA windows-$LAYOUT"
+	echo "# windows rdmaxfer_mpps expose_us_per_window client_us_op server_us_op"
+	awk '$1 == "swins" { print $2, $3, $4 }' "$RESULTS" | while read -r n m e; do
+		if [ $LAYOUT = pair ]; then
+			echo "$n $m $e $(cpu_col "windows-$n" rdmaxfer 1) $(cpu_col "windows-$n" rdmaxfer 2)"
+		else
+			echo "$n $m $e $(cpu_col "windows-$n" rdmaxfer 1) NaN"
 		fi
 	done
 	echo "### END"
