@@ -71,6 +71,11 @@
  *                      connection may have 4,096 segments together (all
  *                      one file may register), so the server must drop it
  *                      at the 17th window and not before.
+ *   oldwins            a hello without features, as a peer before
+ *                      RDMAXFER_HELLO_WINS sent: asks serve for 300
+ *                      windows (WINS_REQ); serve's EXPOSEs must stop at
+ *                      256 (ENOSPC, which WINS says) and the connection
+ *                      stay up.  Exit 0 so, 1 not, 2 setup.
  *   mute MS            stops answering at the transport level: after the
  *                      ADVERT it moves its QP to the error state, which
  *                      drops every packet the server sends (no ACK), and
@@ -951,6 +956,109 @@ static int adv_flood(struct peer *pr, unsigned int nsegs)
 	return EXIT_GAVE_AWAY;
 }
 
+/* Little-endian fields of the CLI's control messages (tools/rdmaxfer/proto.h). */
+static uint64_t get_le(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/*
+ * oldwins: our hello has no features, as versions before
+ * RDMAXFER_HELLO_WINS sent: the server must expose at most 256 windows to
+ * us.  Ask serve for 300 (a WINS_REQ control message of the CLI, in a DATA
+ * message), return the credits of what it sends, and count: serve revokes
+ * its window, its EXPOSEs stop at 256 with ENOSPC, and it answers WINS
+ * with status ENOSPC and length 256; the connection stays up.
+ */
+static int old_wins(struct peer *pr)
+{
+	unsigned int adverts = 0, revokes = 0, sent_credit = 0;
+	uint8_t *m = SEND_BUF(pr), *p = m + RX_HDR_LEN;
+	int credits = NRECV - 1, owed = 0, n;
+	int64_t end = now_ms() + 6 * STEP_TIMEOUT_MS;
+	uint64_t status = UINT64_MAX, length = 0;
+	bool sending = true;
+	struct ibv_wc wc;
+
+	if (!server_window(pr))
+		return EXIT_SETUP;
+	memset(m, 0, RX_HDR_LEN + 64);
+	put16(m, RX_MSG_DATA);
+	put32(m + 4, 64);
+	memcpy(p, "RDXFCTL1", 8);
+	p[8] = 15;			/* PROTO_WINS_REQ */
+	p[24] = 300 & 0xff;		/* length = 300, little-endian */
+	p[25] = 300 >> 8;
+	if (post_send_msg(pr, RX_HDR_LEN + 64))
+		return EXIT_SETUP;
+	credits--;
+	while (status == UINT64_MAX && now_ms() < end) {
+		n = ibv_poll_cq(pr->cq, 1, &wc);
+		if (n < 0)
+			return EXIT_SETUP;
+		if (!n) {
+			/* give back what we owe, one CREDIT at a time */
+			if (!sending && owed >= 8 && credits > 0) {
+				memset(m, 0, RX_HDR_LEN);
+				put16(m, RX_MSG_CREDIT);
+				put16(m + 2, (uint16_t)owed);
+				if (post_send_msg(pr, RX_HDR_LEN))
+					return EXIT_SETUP;
+				owed = 0;
+				credits--;
+				sending = true;
+				sent_credit++;
+			}
+			usleep(100);
+			continue;
+		}
+		if (wc.wr_id == WR_SEND) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return EXIT_SETUP;
+			sending = false;
+			continue;
+		}
+		if (wc.wr_id >= NRECV || wc.status != IBV_WC_SUCCESS) {
+			msg("a receive failed (status %d): dropped after %u ADVERTs", wc.status,
+			    adverts);
+			return EXIT_GAVE_AWAY;
+		}
+		{
+			const uint8_t *r = pr->buf + (size_t)wc.wr_id * CTRL_SIZE;
+			const uint8_t *q = r + RX_HDR_LEN;
+
+			credits += get16(r + 2);
+			if (get16(r) == RX_MSG_ADVERT)
+				adverts++;
+			else if (get16(r) == RX_MSG_REVOKE)
+				revokes++;
+			else if (get16(r) == RX_MSG_DATA && wc.byte_len >= RX_HDR_LEN + 64 &&
+				 !memcmp(q, "RDXFCTL1", 8) && get_le(q + 8, 4) == 16) {
+				length = get_le(q + 24, 8);
+				status = get_le(q + 44, 4);
+			}
+		}
+		if (post_recv(pr, (unsigned int)wc.wr_id))
+			return EXIT_SETUP;
+		owed++;
+	}
+	msg("%u ADVERTs, %u REVOKEs, %u CREDITs back; WINS: status %lld, length %llu",
+	    adverts, revokes, sent_credit, status == UINT64_MAX ? -1LL : (long long)status,
+	    (unsigned long long)length);
+	if (status == UINT64_MAX)
+		return EXIT_GAVE_AWAY;
+	if (disconnected(pr, 500)) {
+		msg("dropped after the WINS answer");
+		return EXIT_GAVE_AWAY;
+	}
+	return adverts == 256 && revokes == 1 && status == ENOSPC && length == 256 ?
+	       EXIT_GOOD : EXIT_GAVE_AWAY;
+}
+
 #define FLOOD_HOLD_MS	1000
 
 /* Build flood message number seq of kind into m; its length. */
@@ -1790,7 +1898,7 @@ int main(int argc, char **argv)
 		{ "advertovf", 0 }, { "writedone", 0 }, { "skip", 0 }, { "immctl", 0 },
 		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
 		{ "advaddr", 0 }, { "writeimm", 0 },
-		{ "advflood", 0 }, { "advsegs", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
+		{ "advflood", 0 }, { "advsegs", 0 }, { "oldwins", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
 		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { "auth", -1 },
 		{ NULL, 0 },
 	};
@@ -1805,7 +1913,7 @@ int main(int argc, char **argv)
 	if (!modes[i].name || (modes[i].args >= 0 && argc != 4 + modes[i].args) ||
 	    (modes[i].args < 0 && (argc < 5 || argc > 6))) {
 		fprintf(stderr,
-			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|advsegs|keysweep|writeimm\n"
+			"usage: evil_peer ADDR PORT badlen|badtype|credits|advert0|advertovf|writedone|skip|immctl|runs|want|probe|probeoffer|valid|advaddr|advflood|advsegs|oldwins|keysweep|writeimm\n"
 			"       evil_peer ADDR PORT crossread PORT2\n"
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
@@ -1840,6 +1948,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "advflood") || !strcmp(mode, "advsegs")) {
 		ret = adv_flood(&pr, strcmp(mode, "advflood") ?
 				(CTRL_SIZE - RX_HDR_LEN - RX_ADVERT_LEN) / RX_SEG_LEN : 1);
+		goto out;
+	}
+	if (!strcmp(mode, "oldwins")) {
+		ret = old_wins(&pr);
 		goto out;
 	}
 	if (!strcmp(mode, "writeimm")) {

@@ -92,7 +92,7 @@ set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 2 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
+ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 3 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -210,6 +210,13 @@ ktap_result "peer_windows_bounded_per_connection" $rc
 run evil_advsegs timeout 120 "$EVIL" $ADDR $PORT advsegs
 [ $rc -eq 0 ] || { ktap_diag "evil_peer advsegs exited $rc"; show evil_advsegs.out evil_advsegs.err; }
 ktap_result "peer_window_segments_bounded_per_connection" $rc
+# ... and we expose at most 256 to a peer whose hello does not say it
+# takes more (RDMAXFER_HELLO_WINS): serve asked for 300 stops at 256
+# (ENOSPC); the second serve's 3 MiB make 300 windows of 10 KiB
+run evil_oldwins timeout 120 "$EVIL" $ADDR $PORT2 oldwins
+[ $rc -eq 0 ] || { ktap_diag "evil_peer oldwins exited $rc"; show evil_oldwins.out evil_oldwins.err; }
+ktap_diag "$(cat "$tmp/evil_oldwins.err" 2>/dev/null)"
+ktap_result "windows_for_an_older_peer_bounded_at_256" $rc
 
 # (g) a peer that stops answering at the transport level (its QP in the
 # error state drops our packets unanswered, rdma_cm still thinks it is
