@@ -45,6 +45,8 @@
 #   tools/vm/guest/bench.sh      make bench (tools/vm/bench.sh runs it in `run` and in `pair-run`):
 #                                rdmaxfer vs perftest, alternating, ratio and CPU tables
 #   tools/vm/guest/peer-shell.sh pair-run's server: a shell on TCP port 18700 for the client
+#   tools/vm/guest/ping-tail.sh  pair-run's client: ping against perftest round trips, and a
+#                                trace of the slow ones (issue 32)
 #   tools/vm/guest/lab-*.sh      make labs: the course labs (tools/vm/labs.sh plots them)
 #   $RDMAXFER_CACHE/kernel/<abi>/          unpacked linux-image-<abi>-amd64-unsigned .deb, plus
 #                                          boot/vmlinux-<krel> extracted from it: QEMU boots it

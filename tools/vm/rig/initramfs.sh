@@ -188,7 +188,7 @@ build_payload() {
     install -m 755 "$RIG_DIR/guest/init" "$root/init"
     install -m 755 "$RIG_DIR/guest/runtests.sh" "$RIG_DIR/guest/demo.sh" "$root/usr/lib/rig/"
     # bench.sh and peer-shell.sh (make bench) and lab-*.sh (make labs), when present
-    for f in "$RIG_DIR"/guest/bench.sh "$RIG_DIR"/guest/peer-shell.sh "$RIG_DIR"/guest/lab-*.sh; do
+    for f in "$RIG_DIR"/guest/bench.sh "$RIG_DIR"/guest/peer-shell.sh "$RIG_DIR"/guest/ping-tail.sh "$RIG_DIR"/guest/lab-*.sh; do
         if [[ -e $f ]]; then install -m 755 "$f" "$root/usr/lib/rig/"; fi
     done
     if [[ -d $STAGE ]]; then

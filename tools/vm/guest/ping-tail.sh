@@ -1,0 +1,102 @@
+#!/bin/bash
+# ping-tail.sh - where the pair's ping round trips go (issue 32): run in the
+# client of a pair, e.g.
+#   RIG_MEM=4096 RIG_PIN_VCPUS=1 tools/vm/rig.sh pair-run -- 'bash /usr/lib/rig/ping-tail.sh'
+#   RIG_KERNEL=6.12 RDMAXFER_STAGE=build/stage-6.12 ... (the same on 6.12)
+#
+#   ping-tail.sh [ROUNDS]       ROUNDS (3) alternations of 2000 8-byte round
+#                               trips: rdmaxfer ping --op read|write, busy and
+#                               --poll block, then ib_read_lat -F and
+#                               ib_write_lat (it prints half round trips)
+#   ping-tail.sh trace [N]      N (2000) `ping --op read` with the module's
+#                               op_post/op_done tracepoints, scheduling,
+#                               softirq and IRQ events: the post-to-done
+#                               percentiles, the done-to-next-post gap, and
+#                               the events of the three slowest round trips
+#
+# The servers (serve, perftest's) run in the other guest, started through
+# its peer-shell.sh (TCP port 18700).
+set -u
+ADDR=${RIG_PEER_ADDR:?run this in the client of rig.sh pair-run}
+DEV=${RIG_DEV:-rxe0}
+PORT=18600
+
+peer()
+{
+	exec 3<>"/dev/tcp/$ADDR/18700" || return
+	printf '%s\nexit\n' "$1" >&3
+	cat <&3
+	exec 3<&-
+}
+
+for _ in $(seq 100); do
+	peer true 2>/dev/null && break
+	sleep 0.2
+done
+peer "rdmaxfer serve --port $PORT --atomic </dev/null >/dev/null 2>&1 &"
+sleep 2
+uname -r
+
+# ping's JSON summary; jq runs after ping, not beside it: on one vCPU a jq
+# starting up in a pipe took the CPU for 7-8 ms after a completion
+pingj()
+{
+	rdmaxfer ping "$ADDR" --port $PORT --count "$1" --json "${@:2}" >/tmp/ping.json &&
+		jq -c '{p50_us, p99_us, p999_us, max_us}' /tmp/ping.json
+}
+
+# PT TOOL: perftest's TOOL against a server started in the other guest
+pt()
+{
+	peer "timeout 60 $1 -d $DEV -F -s 8 -n 2000 </dev/null >/dev/null 2>&1 &"
+	sleep 1.5
+	"$1" -d "$DEV" -F -s 8 -n 2000 "$ADDR" 2>/dev/null | grep -E '^ *8 '
+}
+
+if [ "${1:-}" != trace ]; then
+	for r in $(seq "${1:-3}"); do
+		echo "round $r"
+		for op in read write; do
+			echo "ping $op: $(pingj 2000 --op "$op")"
+			echo "ping $op --poll block: $(pingj 2000 --op "$op" --poll block)"
+		done
+		echo "ib_read_lat (bytes iters min max typical avg stdev 99% 99.9%): $(pt ib_read_lat)"
+		echo "ib_write_lat (half round trips): $(pt ib_write_lat)"
+	done
+	exit 0
+fi
+
+n=${2:-2000}
+pingj 300 --op read >/dev/null	# warm
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T
+echo 0 >$T/tracing_on
+echo 16384 >$T/buffer_size_kb
+echo >$T/trace
+for e in rdmaxfer/rdmaxfer_op_post rdmaxfer/rdmaxfer_op_done sched/sched_switch \
+	sched/sched_wakeup irq/softirq_entry irq/softirq_exit irq/irq_handler_entry; do
+	echo 1 >"$T/events/$e/enable"
+done
+echo 1 >$T/tracing_on
+echo "ping read: $(pingj "$n" --op read)"
+echo 0 >$T/tracing_on
+cat $T/trace >/tmp/trace.txt
+# the event's time stamp (the field "SECONDS:")
+ts='for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(":", "", t) }'
+awk "/rdmaxfer_op_post:/ { $ts; post = t; pl = NR }
+     /rdmaxfer_op_done:/ { $ts; if (post) printf \"%.1f %d %d\\n\", (t - post) * 1e6, pl, NR; post = 0 }" \
+	/tmp/trace.txt >/tmp/lat.txt
+pct() { sort -n | awk '{ v[NR] = $1 } END { print "p50", v[int(NR * 0.5)], "p99", v[int(NR * 0.99)], "p99.9", v[int(NR * 0.999)], "max", v[NR] }'; }
+echo "post -> done (us), $(wc -l </tmp/lat.txt) operations: $(cut -d' ' -f1 /tmp/lat.txt | pct)"
+echo "done -> next post (us): $(awk "/rdmaxfer_op_done:/ { $ts; d = t }
+	/rdmaxfer_op_post:/ { $ts; if (d) printf \"%.1f\\n\", (t - d) * 1e6; d = 0 }" /tmp/trace.txt | pct)"
+sort -rn /tmp/lat.txt | head -3 | while read -r us a b; do
+	echo "=== a slow one, post to done: $us us"
+	sed -n "${a},${b}p" /tmp/trace.txt | sed 's/^ *//' | grep -v 'name=.*timer' | cut -c1-160 | head -60
+done
+awk "/rdmaxfer_op_done:/ { $ts; d = t; dl = NR }
+     /rdmaxfer_op_post:/ { $ts; if (d) printf \"%.1f %d %d\\n\", (t - d) * 1e6, dl, NR; d = 0 }" \
+	/tmp/trace.txt | sort -rn | head -2 | while read -r us a b; do
+	echo "=== a slow one, done to the next post: $us us"
+	sed -n "${a},${b}p" /tmp/trace.txt | sed 's/^ *//' | grep -v 'name=.*timer' | cut -c1-160 | head -60
+done
