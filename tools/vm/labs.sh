@@ -16,7 +16,8 @@
 # Exit status: 0 when every lab ran without a "### FAIL" and every plot was drawn.
 #
 # Environment: LAB_SECS (s per bandwidth point, default 2), LAB_COUNT (round trips per
-# latency series, default 2000), LAB_REPS (regbench repetitions per size, default 9), LABS_OUT (default
+# latency series, default 2000), LAB_SIZE (bytes per round trip in lab 3, default 64),
+# LAB_REPS (regbench repetitions per size, default 9), LABS_OUT (default
 # <repo>/build/labs), LAB_TIMEOUT (s per boot, default 900); rig.sh's own (RIG_SMP, ...).
 # Needs a stage (make stage) and gnuplot (Debian: gnuplot-nox; rig.sh setup installs it).
 set -euo pipefail
@@ -42,7 +43,8 @@ usage() {
     exit "${1:-0}"
 }
 
-for v in LAB_SECS LAB_COUNT LAB_REPS LAB_TIMEOUT; do
+LAB_SIZE=${LAB_SIZE:-64}
+for v in LAB_SECS LAB_COUNT LAB_REPS LAB_TIMEOUT LAB_SIZE; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number"
 done
 
@@ -54,7 +56,7 @@ run_lab() {
     mkdir -p "$dir"
     say "lab $n: booting the guest (output: ${dir#"$REPO"/}/output.txt)"
     "$RIG" run --timeout "$LAB_TIMEOUT" -- \
-        "LAB_SECS=$LAB_SECS LAB_COUNT=$LAB_COUNT LAB_REPS=$LAB_REPS bash /usr/lib/rig/lab-$n.sh" |
+        "LAB_SECS=$LAB_SECS LAB_COUNT=$LAB_COUNT LAB_REPS=$LAB_REPS LAB_SIZE=$LAB_SIZE bash /usr/lib/rig/lab-$n.sh" |
         tee "$dir/output.txt" || rc=$?
     extract "$dir/output.txt" "$dir"
     if ((rc)); then say "lab $n: exit status $rc"; fi
