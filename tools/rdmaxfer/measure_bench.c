@@ -31,10 +31,9 @@
  * window (else they wrap around and share).  With --windows N each
  * connection first asks serve for N windows over N equal parts of its
  * buffer in place of the one (PROTO_WINS_REQ) and operation k goes to
- * window k % N, at the
- * size-aligned slot (k / N) mod (part / size) of it: the cost of many
- * windows (the rkeys a device looks up) against one.  All operations of a
- * connection use offset 0 of its local buffer.  --bidir alternates WRITE
+ * window k % N, at the size-aligned slot (k / N) mod (part / size) of it:
+ * the cost of many windows (the rkeys a device looks up) against one.
+ * All operations of a connection use offset 0 of its local buffer.  --bidir alternates WRITE
  * and READ; for send the server echoes every message, and both directions
  * count.  An echoing connection keeps at most PROTO_ECHO_WINDOW messages
  * unanswered, whatever --depth says (see proto.h).

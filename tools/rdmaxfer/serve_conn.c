@@ -200,7 +200,7 @@ bool expose_more(struct server *srv, struct sconn *sc, uint64_t n, struct proto_
 		}
 	}
 	if (err == EINTR) {
-		warnx_("connection %llu from %s does not take its windows (%u of %llu exposed in %d s): dropped",
+		warnx_("connection %llu from %s does not take its windows (%u of %llu exposed, then none for %d s): dropped",
 		       (unsigned long long)sc->num, sc->peer, sc->more_wins, (unsigned long long)n,
 		       ECHO_STALL_S);
 		drop_conn(srv, sc);
