@@ -624,18 +624,22 @@ awk '$1 != "idle" && !seen[$1]++ { print $1 }' "$CPUS" | while read -r key; do
 	done
 done
 
-# the scaling plot's data (tools/vm/bench.sh plots it), "### DATA" blocks as the labs'
+# the scaling plots' data (tools/vm/bench.sh plots them), "### DATA" blocks as the labs'
+# cpu2 KEY TOOL: CPU us/op of TOOL's client and server (NaN: one guest is both)
+cpu2()
+{
+	if [ $LAYOUT = pair ]; then
+		echo "$(cpu_col "$1" "$2" 1) $(cpu_col "$1" "$2" 2)"
+	else
+		echo "$(cpu_col "$1" "$2" 1) NaN"
+	fi
+}
 if grep -q '^sconns ' "$RESULTS"; then
 	echo
 	echo "### DATA conns-$LAYOUT"
 	echo "# conns rdmaxfer_mib_s perftest_mib_s rdmaxfer_client_us_op rdmaxfer_server_us_op perftest_client_us_op perftest_server_us_op"
 	awk '$1 == "sconns" { print $2, $4, $5 }' "$RESULTS" | while read -r n o t; do
-		if [ $LAYOUT = pair ]; then
-			echo "$n $o $t $(cpu_col "conns-$n" rdmaxfer 1) $(cpu_col "conns-$n" rdmaxfer 2)" \
-				"$(cpu_col "conns-$n" perftest 1) $(cpu_col "conns-$n" perftest 2)"
-		else
-			echo "$n $o $t $(cpu_col "conns-$n" rdmaxfer 1) NaN $(cpu_col "conns-$n" perftest 1) NaN"
-		fi
+		echo "$n $o $t $(cpu2 "conns-$n" rdmaxfer) $(cpu2 "conns-$n" perftest)"
 	done
 	echo "### END"
 fi
@@ -644,11 +648,7 @@ if grep -q '^swins ' "$RESULTS"; then
 	echo "### DATA windows-$LAYOUT"
 	echo "# windows rdmaxfer_mpps expose_us_per_window client_us_op server_us_op"
 	awk '$1 == "swins" { print $2, $3, $4 }' "$RESULTS" | while read -r n m e; do
-		if [ $LAYOUT = pair ]; then
-			echo "$n $m $e $(cpu_col "windows-$n" rdmaxfer 1) $(cpu_col "windows-$n" rdmaxfer 2)"
-		else
-			echo "$n $m $e $(cpu_col "windows-$n" rdmaxfer 1) NaN"
-		fi
+		echo "$n $m $e $(cpu2 "windows-$n" rdmaxfer)"
 	done
 	echo "### END"
 fi
