@@ -208,10 +208,6 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 		op->window_id = bc->s.window_id;
 		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
 				    r->size;
-		if (o->windows) {
-			op->window_id = bc->s.more_wins[bc->k % o->windows];
-			op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
-		}
 		break;
 	case BOP_SEND:
 		op->opcode = RDMAXFER_OP_SEND;
@@ -226,13 +222,14 @@ static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *
 		op->window_id = bc->s.window_id;
 		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
 				    r->size;
-		if (o->windows) {
-			op->window_id = bc->s.more_wins[bc->k % o->windows];
-			op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
-		}
 		op->compare_add = o->op == BOP_FADD ? 1 : bc->k;
 		op->swap = bc->k + 1;
 		break;
+	}
+	/* --windows (never with send): window k % N, slot (k / N) of it */
+	if (o->windows) {
+		op->window_id = bc->s.more_wins[bc->k % o->windows];
+		op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
 	}
 	op->conn_id = bc->s.conn_id;
 	op->buf_id = bc->buf_id;

@@ -142,7 +142,7 @@ void say(struct server *srv, const char *fmt, ...) __attribute__((format(printf,
 /* serve_conn.c */
 void accept_all(struct server *srv);
 void drop_conn(struct server *srv, struct sconn *sc);
-/* WINS_REQ (proto.h, 4.): expose @n more windows; false: the client was dropped. */
+/* WINS_REQ (proto.h, 4.): @n windows in place of one; false: the client was dropped. */
 bool expose_more(struct server *srv, struct sconn *sc, uint64_t n, struct proto_msg *r);
 struct sconn *find_conn(struct server *srv, uint32_t id);
 void finish_conn(struct server *srv, struct sconn *sc, int status);
