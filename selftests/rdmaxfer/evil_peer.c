@@ -884,14 +884,24 @@ static int flood_poll(struct peer *pr, uint64_t want, int *credits, int *owed, i
 	return -1;
 }
 
-/* Has the server disconnected us (a CM event within ms)? */
+/*
+ * Has the server dropped us (a CM event within ms)?  Its CM says so with a
+ * DREQ (DISCONNECTED), or with a REJ (REJECTED, on our established
+ * connection) when the server drops the connection before its CM has our
+ * RTU: our first SEND can reach its QP before that (rxe raises no
+ * COMM_EST), rdma_disconnect() then sends nothing (no DREQ outside
+ * ESTABLISHED) and destroying the cm_id sends a REJ (cm_destroy_id()).
+ */
 static bool disconnected(struct peer *pr, int ms)
 {
 	int status, type = next_event(pr, ms, &status, NULL, NULL);
 
-	if (type == RDMA_CM_EVENT_DISCONNECTED)
-		pr->connected = false;
-	return type == RDMA_CM_EVENT_DISCONNECTED;
+	if (type != RDMA_CM_EVENT_DISCONNECTED && type != RDMA_CM_EVENT_REJECTED)
+		return false;
+	if (type == RDMA_CM_EVENT_REJECTED)
+		msg("dropped with a REJ (before the server's CM had our RTU)");
+	pr->connected = false;
+	return true;
 }
 
 /*
