@@ -555,6 +555,9 @@ int rdmaxfer_conn_setup(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return ret;
 	conn->c_qp = id->qp;
 	conn->c_qpn = id->qp->qp_num;
+	/* asked, rdma_rw's WRs included (debugfs); a provider may round up */
+	conn->c_sq_depth = attr.cap.max_send_wr;
+	conn->c_rq_depth = attr.cap.max_recv_wr;
 	/*
 	 * rdma_rw added its WRs to max_send_wr; keep the drain's and the
 	 * probe's (a READ probe's registration and invalidation too)

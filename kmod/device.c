@@ -528,8 +528,9 @@ static void rdmaxfer_conn_show(struct seq_file *m, struct rdmaxfer_device *rd,
 	windows = conn->c_nwindows;
 	spin_unlock_bh(&conn->c_lock);
 
-	seq_printf(m, "file %u conn %u %s qpn %u peer ", conn->c_obj.file->rf_trace_id,
-		   conn->c_obj.id, rdmaxfer_state_name(state), conn->c_qpn);
+	seq_printf(m, "file %u conn %u %s qpn %u sq %u rq %u peer ", conn->c_obj.file->rf_trace_id,
+		   conn->c_obj.id, rdmaxfer_state_name(state), conn->c_qpn, conn->c_sq_depth,
+		   conn->c_rq_depth);
 	if (a->family == AF_INET)
 		seq_printf(m, "%pI4:%u", a->addr, a->port);
 	else

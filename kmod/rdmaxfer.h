@@ -860,6 +860,8 @@ struct rdmaxfer_conn {
 	bool				c_pd_held;
 	struct ib_qp			*c_qp;
 	u32				c_qpn;
+	u32				c_sq_depth;	/* the QP's send/receive WRs, as created */
+	u32				c_rq_depth;
 	struct ib_cq			*c_scq;
 	struct ib_cq			*c_rcq;
 	u32				c_scq_size;

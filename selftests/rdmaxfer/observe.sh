@@ -167,7 +167,7 @@ if [ -r "$CONNS" ]; then
 	sed 's/^/# /' "$T/conns"
 	grep -q "^device $DEV index [0-9]*\$" "$T/conns" &&
 		[ "$(grep -c ' conn ' "$T/conns")" -eq 2 ] &&
-		[ "$(grep -c "^file [0-9]* conn [1-9][0-9]* established qpn [1-9][0-9]* peer $ADDR:[0-9]* credits [0-9]*/[1-9][0-9]* pieces 0 windows 1 peer_windows 1 msgs 0 bytes 0 error 0\$" "$T/conns")" -eq 2 ]
+		[ "$(grep -c "^file [0-9]* conn [1-9][0-9]* established qpn [1-9][0-9]* sq [1-9][0-9]* rq [1-9][0-9]* peer $ADDR:[0-9]* credits [0-9]*/[1-9][0-9]* pieces 0 windows 1 peer_windows 1 msgs 0 bytes 0 error 0\$" "$T/conns")" -eq 2 ]
 	ktap_result "debugfs_lists_connections" $?
 	# the same QP numbers as the trace's conn_up of the idle connection
 	r=0
