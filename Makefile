@@ -2,7 +2,8 @@
 #
 # rdmaxfer - top-level Makefile.
 #
-#   make              build kmod/rdmaxfer.ko, the CLI and the selftests
+#   make              build kmod/rdmaxfer.ko, the CLI, the selftests and the
+#                     course's verbs programs (tools/labs/)
 #                     (the module for the kernel the QEMU rig boots)
 #   make KDIR=/lib/modules/$(uname -r)/build module cli
 #                     build the module and CLI for this host instead
@@ -79,7 +80,7 @@ UAPI		:= uapi/linux/rdmaxfer.h
 SHELL_SCRIPTS	:= $(wildcard selftests/rdmaxfer/*.sh selftests/rdmaxfer/pair/*.sh tools/vm/*.sh tools/vm/guest/* tools/vm/plots/*.sh) \
 		   $(wildcard tools/packaging/*.sh tools/packaging/debian/*.postinst)
 
-all: module cli selftests
+all: module cli selftests labprogs
 
 check-kdir:
 	@test -n "$(KDIR)" && $(KRUN) test -d "$(KDIR)" || { \
@@ -91,6 +92,10 @@ module: check-kdir
 
 cli:
 	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin
+
+# The course's verbs programs (tools/labs/*.c): /opt/rdmaxfer/labs/ in the guest.
+labprogs:
+	$(MAKE) -C tools/labs O=$(CURDIR)/$(BUILD)/labs-bin
 
 # kselftest_harness.h, kselftest.h, kselftest's runner (run_kselftest.sh,
 # kselftest/runner.sh) and checkpatch come from Debian's linux-source
@@ -117,6 +122,7 @@ stage: all
 	mkdir -p $(STAGE)/bin
 	cp kmod/rdmaxfer.ko $(STAGE)/
 	cp $(BUILD)/bin/rdmaxfer $(STAGE)/bin/
+	cp -r $(BUILD)/labs-bin $(STAGE)/labs
 	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests \
 		install INSTALL_PATH=$(CURDIR)/$(STAGE)/selftests
 
@@ -148,6 +154,7 @@ lint: lint-kernel $(KSRC)/.stamp
 		echo '#include <linux/rdmaxfer.h>' | $(CC) $$m -std=$$std -Wall -Wextra -Werror -pedantic \
 			-Iuapi -fsyntax-only -x c - || exit 1; done; done
 	$(MAKE) -C tools/rdmaxfer O=$(CURDIR)/$(BUILD)/bin WERROR=1 -B
+	$(MAKE) -C tools/labs O=$(CURDIR)/$(BUILD)/labs-bin WERROR=1 -B
 	$(MAKE) -C selftests/rdmaxfer KSFT_INC=$(KSFT_INC) O=$(CURDIR)/$(BUILD)/selftests WERROR=1 -B
 	shellcheck -x -S warning $(SHELL_SCRIPTS)
 
@@ -220,6 +227,6 @@ clean:
 	-test -n "$(KDIR)" && $(KRUN) test -d "$(KDIR)" && $(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
 
-.PHONY: all check-kdir module cli selftests stage lint lint-kernel setup check check-all demo \
+.PHONY: all check-kdir module cli labprogs selftests stage lint lint-kernel setup check check-all demo \
 	bench labs fuzz shell \
 	install deb pkgtest clean

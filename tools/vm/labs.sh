@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # labs.sh - run the course labs (Documentation/labs/) in the rig's guest and plot them.
 #
-#   tools/vm/labs.sh [N ...]     run labs N (1-5; default: all), one guest boot per lab,
+#   tools/vm/labs.sh [N ...]     run labs N (1-7; default: all), one guest boot per lab,
 #                                then plot everything there is data for
 #   tools/vm/labs.sh --plot      only plot again from build/labs/ (no guest)
 #
@@ -31,7 +31,7 @@ LAB_SECS=${LAB_SECS:-2}
 LAB_COUNT=${LAB_COUNT:-2000}
 LAB_REPS=${LAB_REPS:-9}
 LAB_TIMEOUT=${LAB_TIMEOUT:-900}
-ALL_LABS=(1 2 3 4 5)
+ALL_LABS=(1 2 3 4 5 6 7)
 
 say() { echo "labs: $*" >&2; }
 # shellcheck source=tools/vm/plots/lib.sh

@@ -83,4 +83,24 @@ set_mtu 9000
 show ip link show type veth
 show "ibv_devinfo -d rxe0 | grep -E 'max_mtu|active_mtu'"
 
+section "7. rping, the course's first RDMA test, and why it does not talk to rdmaxfer serve"
+if ! command -v rping >/dev/null; then
+	fail "no rping in the guest (Debian package rdmacm-utils on the host)"
+	lab_exit
+fi
+echo "rping (rdma-core's rdmacm-utils) is a userspace rdma_cm program: the client SENDs the"
+echo "address and rkey of its buffer, the server RDMA READs it, then WRITEs its own back."
+show "rping -s -a $LAB_HOST -p 18610 -C 3 -v >/tmp/rping-s.out 2>&1 & sleep 1;" \
+	"rping -c -a $LAB_HOST -p 18610 -C 3 -v; wait; cat /tmp/rping-s.out" | tee /tmp/rping.out
+grep -q 'ping data' /tmp/rping.out || fail "rping against rping"
+echo "Against rdmaxfer serve the connection request reaches the same rdma_cm listener code,"
+echo "but rdmaxfer's listener wants its own hello in the request's private data"
+echo "(Documentation/protocol.md): it rejects rping, and serve goes on serving."
+start_server || fail "rdmaxfer serve"
+show "timeout 30 rping -c -a $LAB_HOST -p $LAB_PORT -C 1 -v" | tee /tmp/rping2.out
+grep -q 'REJECTED' /tmp/rping2.out || fail "rping against rdmaxfer serve: not rejected"
+show "rdmaxfer send $LAB_HOST --port $LAB_PORT --message 'still serving'" ||
+	fail "serve after rping"
+stop_server
+
 lab_exit

@@ -9,6 +9,10 @@
 #   hist-T-OP          from_us to_us count      (ping --histogram: log2 buckets)
 #   cdf-T-OP           x_us fraction            (cumulative, exact at the bucket edges)
 #   pct-T-OP           x_us fraction            (the exact percentiles: min p50 p99 p99.9 max)
+#   polling            series p50_us p99_us proc_cpu_us guest_cpu_us   (per round trip: CPU of
+#                      the measuring process, and of the whole guest from /proc/stat, both
+#                      ends and softirqs included; busy polling vs sleeping, rdmaxfer ping
+#                      and the course's own verbs program tools/labs/pingpong.c)
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
@@ -71,5 +75,72 @@ for s in $SERIES; do
 	jq -r '"\(.min_us) 0", "\(.p50_us) 0.5", "\(.p99_us) 0.99", "\(.p999_us) 0.999", "\(.max_us) 1"' "$f"
 	data_end
 done
+
+section "Polling or sleeping, and what each costs in CPU (the course's exercise 3 as a verbs program)"
+echo "tools/labs/pingpong.c is exercise 3 written against libibverbs/librdmacm (no rdmaxfer):"
+echo "RDMA SEND/RECV or UDP, waiting for each completion asleep (a completion channel, or a"
+echo "blocking recv) or spinning (--busy). Next to it, rdmaxfer ping's --poll block|busy."
+echo "CPU per round trip: the measuring process's own (user + system), and the whole guest's"
+echo "busy time from /proc/stat (both ends, rxe's softirqs, over 2 vCPUs)."
+PP=/opt/rdmaxfer/labs/pingpong
+PP_PORT=18801
+# guest_busy: jiffies (1/100 s) the guest's CPUs were not idle, from /proc/stat
+guest_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+: >/tmp/polling.dat
+# polling_row NAME P50 P99 PROC_US G0 G1: one row; guest CPU per round trip from two
+# guest_busy readings (jiffies of 10 ms)
+polling_row() {
+	awk -v n="$LAB_COUNT" -v r="$1 $2 $3 $4" -v g0="$5" -v g1="$6" \
+		'BEGIN { printf "%s %.1f\n", r, (g1 - g0) * 10000 / n }' >>/tmp/polling.dat
+}
+for t in rdma udp; do
+	[ "$t" = udp ] && [ "$SIZE" -gt 65507 ] && continue
+	for poll in block busy; do
+		set --
+		[ "$t" = udp ] && set -- --udp
+		[ "$poll" = busy ] && set -- "$@" --busy
+		"$PP" server -p "$PP_PORT" "$@" >/tmp/pps.log 2>&1 &
+		pps=$!
+		sleep 0.5
+		g0=$(guest_busy)
+		show "$PP client $LAB_HOST -p $PP_PORT $* -n $LAB_COUNT -s $SIZE" | tee /tmp/pp.out
+		g1=$(guest_busy)
+		wait "$pps" || { fail "pingpong server $*"; cat /tmp/pps.log; }
+		grep -q 'round trips' /tmp/pp.out || { fail "pingpong $t $poll"; continue; }
+		# "...: N round trips, us: min A p50 B p99 C ...; cpu D us per round trip ..."
+		read -r p50 p99 cpu <<<"$(sed -nE \
+			's/.* p50 ([0-9.]+) p99 ([0-9.]+) .*cpu ([0-9.]+) us per round trip.*/\1 \2 \3/p' /tmp/pp.out)"
+		polling_row "pingpong-$t-$poll" "$p50" "$p99" "$cpu" "$g0" "$g1"
+	done
+done
+start_server || fail "rdmaxfer serve"
+for poll in block busy; do
+	g0=$(guest_busy)
+	echo "\$ time rdmaxfer ping $LAB_HOST --op send --poll $poll --size $SIZE --count $LAB_COUNT --json"
+	{ TIMEFORMAT='%U %S'; time rdmaxfer ping "$LAB_HOST" --port "$LAB_PORT" --op send \
+		--poll "$poll" --size "$SIZE" --count "$LAB_COUNT" --warmup 0 --json >/tmp/ping.json; } 2>/tmp/ping.time
+	g1=$(guest_busy)
+	if ! jq -e .p50_us /tmp/ping.json >/dev/null 2>&1; then
+		fail "ping --poll $poll"
+		continue
+	fi
+	jq -r '"  p50 \(.p50_us) us, p99 \(.p99_us) us"' /tmp/ping.json
+	echo "  user, system seconds: $(tail -n 1 /tmp/ping.time)"
+	cpu=$(awk -v n="$LAB_COUNT" 'END { printf "%.1f", ($1 + $2) * 1e6 / n }' /tmp/ping.time)
+	polling_row "rdmaxfer-send-$poll" "$(jq .p50_us /tmp/ping.json)" "$(jq .p99_us /tmp/ping.json)" \
+		"$cpu" "$g0" "$g1"
+done
+stop_server
+data_begin polling "series p50_us p99_us proc_cpu_us guest_cpu_us"
+cat /tmp/polling.dat
+data_end
+
+section "Textbook vs measured: the course's command 4, ib_write_lat against ping"
+echo "perftest's ib_write_lat (2-byte WRITEs, both ends on rxe0) prints half a round trip;"
+echo "ping (ICMP over lo) prints whole ones."
+show "ib_write_lat -d rxe0 -s 2 -n 2000 -F >/tmp/lats.out 2>&1 & sleep 1;" \
+	"ib_write_lat -d rxe0 -s 2 -n 2000 -F $LAB_HOST; wait" | tee /tmp/latc.out
+grep -q '^ 2 ' /tmp/latc.out || fail "ib_write_lat"
+show "ping -c 20 -q 127.0.0.1"
 
 lab_exit

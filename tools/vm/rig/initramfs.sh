@@ -15,7 +15,7 @@ GUEST_MODULES_OPTIONAL=(crc32_generic siw libcrc32c crc32c_generic)
 # Host programs copied into the initramfs (with their shared libraries).
 GUEST_BINS=(bash dash timeout ip rdma kmod jq keyctl ibv_devices ibv_devinfo
             ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
-            ib_atomic_bw ib_atomic_lat)
+            ib_atomic_bw ib_atomic_lat setpriv)
 GUEST_BINS_OPTIONAL=(rping udaddy ucmatose rdma_server rdma_client ibv_rc_pingpong
                      ibv_ud_pingpong ibv_srq_pingpong strace perf)
 KMOD_LINKS=(modprobe insmod rmmod lsmod modinfo depmod)
