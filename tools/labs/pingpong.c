@@ -410,8 +410,7 @@ static int rdma_client(void)
 	struct rdma_conn_param param = conn_param();
 	struct rdma_addrinfo *res;
 	struct ep ep = { 0 };
-	uint64_t *rtt = calloc(3 * opt.count, sizeof(*rtt)), raddr, t, cpu;
-	uint64_t *posted = rtt + opt.count, *sent = posted + opt.count;
+	uint64_t *rtt = calloc(3 * opt.count, sizeof(*rtt)), *posted, *sent, raddr, t, cpu;
 	unsigned long i;
 	struct ibv_wc wc;
 	uint32_t rkey;
@@ -421,6 +420,8 @@ static int rdma_client(void)
 	res = resolve(opt.addr, 0);
 	if (!res || !rtt)
 		return 2;
+	posted = rtt + opt.count;	/* when ibv_post_send() returned */
+	sent = posted + opt.count;	/* when the SEND's completion came */
 	if (rdma_create_ep(&ep.id, res, NULL, &attr) || ep_register(&ep) || post_recv(&ep)) {
 		perror("pingpong: setting up");
 		return 2;
