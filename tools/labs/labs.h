@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
 static inline uint64_t now_ns(void)
@@ -32,6 +33,27 @@ static inline uint64_t cpu_ns(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ((uint64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 	       ((uint64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
+/*
+ * CPU time all CPUs of the machine have spent not idle so far (user, nice,
+ * system, irq, softirq, steal of /proc/stat's "cpu" line), in nanoseconds;
+ * 0 if unreadable.  Ticks of 1/USER_HZ: measure over many round trips.
+ */
+static inline uint64_t system_busy_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (f) {
+		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7]);
+		fclose(f);
+	}
+	if (n != 8)
+		return 0;
+	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * (1000000000ull / sysconf(_SC_CLK_TCK));
 }
 
 /* "4096", "64K", "1M", "1G" -> bytes; 0 for anything else. */
@@ -67,10 +89,12 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * print_latency - one line: what was measured, its round trips in µs
- * (min, p50, p99, max, mean) and the CPU this process spent per round trip.
- * Sorts ns[].
+ * (min, p50, p99, max, mean), the CPU this process spent per round trip and
+ * what the whole machine's CPUs spent (both ends, interrupts and softirqs
+ * included; sys from system_busy_ns()).  Sorts ns[].
  */
-static inline void print_latency(const char *what, uint64_t *ns, size_t n, uint64_t cpu)
+static inline void print_latency(const char *what, uint64_t *ns, size_t n, uint64_t cpu,
+				 uint64_t sys)
 {
 	uint64_t sum = 0;
 	size_t i;
@@ -81,9 +105,9 @@ static inline void print_latency(const char *what, uint64_t *ns, size_t n, uint6
 	for (i = 0; i < n; i++)
 		sum += ns[i];
 	printf("%s: %zu round trips, us: min %.1f p50 %.1f p99 %.1f max %.1f mean %.1f; "
-	       "cpu %.1f us per round trip (%.0f%% of the time)\n",
+	       "cpu %.1f us per round trip (%.0f%% of the time), all CPUs %.1f us\n",
 	       what, n, ns[0] / 1e3, ns[n / 2] / 1e3, ns[(n * 99) / 100] / 1e3,
-	       ns[n - 1] / 1e3, sum / 1e3 / n, cpu / 1e3 / n, 100.0 * cpu / sum);
+	       ns[n - 1] / 1e3, sum / 1e3 / n, cpu / 1e3 / n, 100.0 * cpu / sum, sys / 1e3 / n);
 }
 
 /*

@@ -410,7 +410,7 @@ static int rdma_client(void)
 	struct rdma_conn_param param = conn_param();
 	struct rdma_addrinfo *res;
 	struct ep ep = { 0 };
-	uint64_t *rtt = calloc(3 * opt.count, sizeof(*rtt)), *posted, *sent, raddr, t, cpu;
+	uint64_t *rtt = calloc(3 * opt.count, sizeof(*rtt)), *posted, *sent, raddr, t, cpu, sys;
 	unsigned long i;
 	struct ibv_wc wc;
 	uint32_t rkey;
@@ -452,6 +452,7 @@ static int rdma_client(void)
 	fflush(stdout);
 	memset(ep.msg, 'p', opt.size);
 	cpu = cpu_ns();
+	sys = system_busy_ns();
 	for (i = 0; i < opt.count; i++) {
 		t = now_ns();
 		if (post_recv(&ep) || post_send(&ep, opt.size))
@@ -469,9 +470,10 @@ static int rdma_client(void)
 		rtt[i] = now_ns() - t;
 	}
 	cpu = cpu_ns() - cpu;
+	sys = system_busy_ns() - sys;
 	snprintf(what, sizeof(what), "rdma send/recv %u B, %s", opt.size,
 		 opt.busy ? "busy polling" : "blocking (completion channel)");
-	print_latency(what, rtt, opt.count, cpu);
+	print_latency(what, rtt, opt.count, cpu, sys);
 	print_steps("ibv_post_recv + ibv_post_send returned", posted, "the SEND's completion",
 		    sent, rtt, opt.count);
 	if (post_send(&ep, 0) || wait_comp(&ep, 1, &wc) || wc.status)
@@ -534,7 +536,7 @@ static int udp_server(void)
 static int udp_client(void)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *res;
-	uint64_t *rtt = calloc(2 * opt.count, sizeof(*rtt)), *sent = rtt + opt.count, t, cpu;
+	uint64_t *rtt = calloc(2 * opt.count, sizeof(*rtt)), *sent, t, cpu, sys;
 	struct timeval tmo = { .tv_sec = 5 };
 	struct sockaddr_storage from;
 	char *buf = malloc(MAX_SIZE), what[64];
@@ -548,6 +550,7 @@ static int udp_client(void)
 		fprintf(stderr, "pingpong: %s: %s\n", opt.addr, r ? gai_strerror(r) : "no memory");
 		return 2;
 	}
+	sent = rtt + opt.count;	/* when send() returned */
 	fd = socket(res->ai_family, SOCK_DGRAM, 0);
 	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo))) {
@@ -556,6 +559,7 @@ static int udp_client(void)
 	}
 	memset(buf, 'p', opt.size);
 	cpu = cpu_ns();
+	sys = system_busy_ns();
 	for (i = 0; i < opt.count; i++) {
 		t = now_ns();
 		n = send(fd, buf, opt.size, 0);
@@ -568,9 +572,10 @@ static int udp_client(void)
 		rtt[i] = now_ns() - t;
 	}
 	cpu = cpu_ns() - cpu;
+	sys = system_busy_ns() - sys;
 	snprintf(what, sizeof(what), "udp %u B, %s", opt.size,
 		 opt.busy ? "busy polling" : "blocking");
-	print_latency(what, rtt, opt.count, cpu);
+	print_latency(what, rtt, opt.count, cpu, sys);
 	print_steps("send() returned", sent, NULL, NULL, rtt, opt.count);
 	send(fd, buf, 0, 0);	/* bye */
 	close(fd);

@@ -9,14 +9,17 @@
 #   hist-T-OP          from_us to_us count      (ping --histogram: log2 buckets)
 #   cdf-T-OP           x_us fraction            (cumulative, exact at the bucket edges)
 #   pct-T-OP           x_us fraction            (the exact percentiles: min p50 p99 p99.9 max)
-#   polling            series p50_us p99_us proc_cpu_us guest_cpu_us   (per round trip: CPU of
-#                      the measuring process, and of the whole guest from /proc/stat, both
-#                      ends and softirqs included; busy polling vs sleeping, rdmaxfer ping
-#                      and the course's own verbs program tools/labs/pingpong.c)
+#   polling            series p50_us p99_us proc_cpu_us guest_cpu_us   (per round trip, over
+#                      10 x LAB_COUNT round trips: CPU of the measuring process, and of all
+#                      the guest's CPUs from /proc/stat, both ends and softirqs included;
+#                      busy polling vs sleeping, rdmaxfer ping and the course's own verbs
+#                      program tools/labs/pingpong.c)
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
 SIZE=${LAB_SIZE:-64}
+# round trips of the polling section: /proc/stat counts CPU time in 10 ms ticks
+POLL_COUNT=$((LAB_COUNT * 10))
 # transport:op[:busy|block]: the RDMA series name ping's --poll mode explicitly when given
 # (ping's default is busy for write and read, block for send): busy spins on REAP, block
 # sleeps in the kernel until the completion wakes the client.
@@ -80,19 +83,14 @@ section "Polling or sleeping, and what each costs in CPU (the course's exercise 
 echo "tools/labs/pingpong.c is exercise 3 written against libibverbs/librdmacm (no rdmaxfer):"
 echo "RDMA SEND/RECV or UDP, waiting for each completion asleep (a completion channel, or a"
 echo "blocking recv) or spinning (--busy). Next to it, rdmaxfer ping's --poll block|busy."
-echo "CPU per round trip: the measuring process's own (user + system), and the whole guest's"
-echo "busy time from /proc/stat (both ends, rxe's softirqs, over 2 vCPUs)."
+echo "CPU per round trip: the measuring process's own (user + system), and all the guest's"
+echo "CPUs' busy time from /proc/stat (both ends, rxe's softirqs): $POLL_COUNT round trips"
+echo "each, as /proc/stat counts in ticks of 10 ms."
 PP=/opt/rdmaxfer/labs/pingpong
 PP_PORT=18801
-# guest_busy: jiffies (1/100 s) the guest's CPUs were not idle, from /proc/stat
+# guest_busy: ticks (1/100 s) the guest's CPUs were not idle, from /proc/stat
 guest_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 : >/tmp/polling.dat
-# polling_row NAME P50 P99 PROC_US G0 G1: one row; guest CPU per round trip from two
-# guest_busy readings (jiffies of 10 ms)
-polling_row() {
-	awk -v n="$LAB_COUNT" -v r="$1 $2 $3 $4" -v g0="$5" -v g1="$6" \
-		'BEGIN { printf "%s %.1f\n", r, (g1 - g0) * 10000 / n }' >>/tmp/polling.dat
-}
 for t in rdma udp; do
 	[ "$t" = udp ] && [ "$SIZE" -gt 65507 ] && continue
 	for poll in block busy; do
@@ -102,33 +100,31 @@ for t in rdma udp; do
 		"$PP" server -p "$PP_PORT" "$@" >/tmp/pps.log 2>&1 &
 		pps=$!
 		sleep 0.5
-		g0=$(guest_busy)
-		show "$PP client $LAB_HOST -p $PP_PORT $* -n $LAB_COUNT -s $SIZE" | tee /tmp/pp.out
-		g1=$(guest_busy)
+		show "$PP client $LAB_HOST -p $PP_PORT $* -n $POLL_COUNT -s $SIZE" | tee /tmp/pp.out
 		wait "$pps" || { fail "pingpong server $*"; cat /tmp/pps.log; }
-		grep -q 'round trips' /tmp/pp.out || { fail "pingpong $t $poll"; continue; }
-		# "...: N round trips, us: min A p50 B p99 C ...; cpu D us per round trip ..."
-		read -r p50 p99 cpu <<<"$(sed -nE \
-			's/.* p50 ([0-9.]+) p99 ([0-9.]+) .*cpu ([0-9.]+) us per round trip.*/\1 \2 \3/p' /tmp/pp.out)"
-		polling_row "pingpong-$t-$poll" "$p50" "$p99" "$cpu" "$g0" "$g1"
+		# "...: N round trips, us: min A p50 B p99 C ...; cpu D us per round trip (...), all CPUs E us"
+		row=$(sed -nE 's/.* p50 ([0-9.]+) p99 ([0-9.]+) .*cpu ([0-9.]+) us per round trip.*all CPUs ([0-9.]+) us.*/\1 \2 \3 \4/p' /tmp/pp.out)
+		[ -n "$row" ] || { fail "pingpong $t $poll"; continue; }
+		echo "pingpong-$t-$poll $row" >>/tmp/polling.dat
 	done
 done
 start_server || fail "rdmaxfer serve"
 for poll in block busy; do
 	g0=$(guest_busy)
-	echo "\$ time rdmaxfer ping $LAB_HOST --op send --poll $poll --size $SIZE --count $LAB_COUNT --json"
+	echo "\$ time rdmaxfer ping $LAB_HOST --op send --poll $poll --size $SIZE --count $POLL_COUNT --json"
 	{ TIMEFORMAT='%U %S'; time rdmaxfer ping "$LAB_HOST" --port "$LAB_PORT" --op send \
-		--poll "$poll" --size "$SIZE" --count "$LAB_COUNT" --warmup 0 --json >/tmp/ping.json; } 2>/tmp/ping.time
+		--poll "$poll" --size "$SIZE" --count "$POLL_COUNT" --warmup 0 --json >/tmp/ping.json; } 2>/tmp/ping.time
 	g1=$(guest_busy)
 	if ! jq -e .p50_us /tmp/ping.json >/dev/null 2>&1; then
 		fail "ping --poll $poll"
 		continue
 	fi
 	jq -r '"  p50 \(.p50_us) us, p99 \(.p99_us) us"' /tmp/ping.json
-	echo "  user, system seconds: $(tail -n 1 /tmp/ping.time)"
-	cpu=$(awk -v n="$LAB_COUNT" 'END { printf "%.1f", ($1 + $2) * 1e6 / n }' /tmp/ping.time)
-	polling_row "rdmaxfer-send-$poll" "$(jq .p50_us /tmp/ping.json)" "$(jq .p99_us /tmp/ping.json)" \
-		"$cpu" "$g0" "$g1"
+	echo "  user, system seconds: $(tail -n 1 /tmp/ping.time); guest busy ticks: $((g1 - g0))"
+	awk -v n="$POLL_COUNT" -v p50="$(jq .p50_us /tmp/ping.json)" -v p99="$(jq .p99_us /tmp/ping.json)" \
+		-v g="$((g1 - g0))" -v s="rdmaxfer-send-$poll" 'END {
+		printf "%s %s %s %.1f %.1f\n", s, p50, p99, ($1 + $2) * 1e6 / n, g * 1e4 / n }' \
+		/tmp/ping.time >>/tmp/polling.dat
 done
 stop_server
 data_begin polling "series p50_us p99_us proc_cpu_us guest_cpu_us"
