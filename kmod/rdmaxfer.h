@@ -763,6 +763,9 @@ struct rdmaxfer_ka {
  * @c_pd_held: the connection's own @c_pd_users count is still held
  * @c_qp: the queue pair
  * @c_qpn: its number, kept after the QP is destroyed (debugfs, tracepoints)
+ * @c_sq_depth: send work requests @c_qp was created with, rdma_rw's included
+ *	(debugfs; a provider may have made more room)
+ * @c_rq_depth: receive work requests @c_qp was created with (debugfs)
  * @c_scq: send CQ (from the device's CQ pool)
  * @c_rcq: receive CQ
  * @c_scq_size: CQEs taken from the pool for @c_scq
@@ -860,7 +863,7 @@ struct rdmaxfer_conn {
 	bool				c_pd_held;
 	struct ib_qp			*c_qp;
 	u32				c_qpn;
-	u32				c_sq_depth;	/* the QP's send/receive WRs, as created */
+	u32				c_sq_depth;
 	u32				c_rq_depth;
 	struct ib_cq			*c_scq;
 	struct ib_cq			*c_rcq;
