@@ -87,6 +87,22 @@ static const char *status_str(enum ibv_wc_status st)
 	return buf;
 }
 
+/*
+ * report - the client's summary of opt.count round trips that began when
+ * this process had used cpu0 and the machine sys0 of CPU: the distribution
+ * and CPU (print_latency()), then the steps of a round trip (print_steps()).
+ */
+static void report(const char *transport, const char *mode, uint64_t *rtt, uint64_t cpu0,
+		   uint64_t sys0, const char *what_a, uint64_t *a, const char *what_b, uint64_t *b)
+{
+	uint64_t cpu = cpu_ns() - cpu0, sys = system_busy_ns() - sys0;
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s %u B, %s", transport, opt.size, mode);
+	print_latency(what, rtt, opt.count, cpu, sys);
+	print_steps(what_a, a, what_b, b, rtt, opt.count);
+}
+
 /* --------------------------------------------------------------- RDMA */
 
 struct ep {
@@ -215,6 +231,17 @@ static int ep_register(struct ep *ep)
 	return ep->msg_mr && ep->win_mr ? 0 : -1;
 }
 
+/* Disconnect, deregister, destroy the QP, its CQs and the id. */
+static void ep_close(struct ep *ep)
+{
+	rdma_disconnect(ep->id);
+	rdma_dereg_mr(ep->win_mr);
+	rdma_dereg_mr(ep->msg_mr);
+	rdma_destroy_ep(ep->id);
+	free(ep->msg);
+	munmap(ep->win, WIN_SIZE);
+}
+
 static struct rdma_addrinfo *resolve(const char *node, int passive)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
@@ -332,10 +359,7 @@ static int rdma_server(void)
 	report_window(&ep);
 	rc = 0;
 out:
-	rdma_disconnect(ep.id);
-	rdma_dereg_mr(ep.win_mr);
-	rdma_dereg_mr(ep.msg_mr);
-	rdma_destroy_ep(ep.id);
+	ep_close(&ep);
 	rdma_destroy_ep(listen_id);
 	rdma_destroy_event_channel(cm_ch);
 	rdma_freeaddrinfo(res);
@@ -414,7 +438,6 @@ static int rdma_client(void)
 	unsigned long i;
 	struct ibv_wc wc;
 	uint32_t rkey;
-	char what[96];
 	int rc = 1;
 
 	res = resolve(opt.addr, 0);
@@ -469,21 +492,14 @@ static int rdma_client(void)
 		}
 		rtt[i] = now_ns() - t;
 	}
-	cpu = cpu_ns() - cpu;
-	sys = system_busy_ns() - sys;
-	snprintf(what, sizeof(what), "rdma send/recv %u B, %s", opt.size,
-		 opt.busy ? "busy polling" : "blocking (completion channel)");
-	print_latency(what, rtt, opt.count, cpu, sys);
-	print_steps("ibv_post_recv + ibv_post_send returned", posted, "the SEND's completion",
-		    sent, rtt, opt.count);
+	report("rdma send/recv", opt.busy ? "busy polling" : "blocking (completion channel)",
+	       rtt, cpu, sys, "ibv_post_recv + ibv_post_send returned", posted,
+	       "the SEND's completion", sent);
 	if (post_send(&ep, 0) || wait_comp(&ep, 1, &wc) || wc.status)
 		goto out;
 	rc = 0;
 out:
-	rdma_disconnect(ep.id);
-	rdma_dereg_mr(ep.win_mr);
-	rdma_dereg_mr(ep.msg_mr);
-	rdma_destroy_ep(ep.id);
+	ep_close(&ep);
 	rdma_freeaddrinfo(res);
 	free(rtt);
 	return rc;
@@ -539,7 +555,7 @@ static int udp_client(void)
 	uint64_t *rtt = calloc(2 * opt.count, sizeof(*rtt)), *sent, t, cpu, sys;
 	struct timeval tmo = { .tv_sec = 5 };
 	struct sockaddr_storage from;
-	char *buf = malloc(MAX_SIZE), what[64];
+	char *buf = malloc(MAX_SIZE);
 	unsigned long i;
 	socklen_t flen;
 	ssize_t n;
@@ -571,12 +587,8 @@ static int udp_client(void)
 		}
 		rtt[i] = now_ns() - t;
 	}
-	cpu = cpu_ns() - cpu;
-	sys = system_busy_ns() - sys;
-	snprintf(what, sizeof(what), "udp %u B, %s", opt.size,
-		 opt.busy ? "busy polling" : "blocking");
-	print_latency(what, rtt, opt.count, cpu, sys);
-	print_steps("send() returned", sent, NULL, NULL, rtt, opt.count);
+	report("udp", opt.busy ? "busy polling" : "blocking", rtt, cpu, sys, "send() returned",
+	       sent, NULL, NULL);
 	send(fd, buf, 0, 0);	/* bye */
 	close(fd);
 	freeaddrinfo(res);

@@ -90,8 +90,8 @@ if ! command -v rping >/dev/null; then
 fi
 echo "rping (rdma-core's rdmacm-utils) is a userspace rdma_cm program: the client SENDs the"
 echo "address and rkey of its buffer, the server RDMA READs it, then WRITEs its own back."
-show "rping -s -a $LAB_HOST -p 18610 -C 3 -v >/tmp/rping-s.out 2>&1 & sleep 1;" \
-	"rping -c -a $LAB_HOST -p 18610 -C 3 -v; wait; cat /tmp/rping-s.out" | tee /tmp/rping.out
+pair_run /tmp/rping.out "rping -s -a $LAB_HOST -p 18610 -C 3 -v" \
+	"rping -c -a $LAB_HOST -p 18610 -C 3 -v"
 grep -q 'ping data' /tmp/rping.out || fail "rping against rping"
 echo "Against rdmaxfer serve the connection request reaches the same rdma_cm listener code,"
 echo "but rdmaxfer's listener wants its own hello in the request's private data"

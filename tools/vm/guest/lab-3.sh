@@ -134,8 +134,8 @@ data_end
 section "Textbook vs measured: the course's command 4, ib_write_lat against ping"
 echo "perftest's ib_write_lat (2-byte WRITEs, both ends on rxe0) prints half a round trip;"
 echo "ping (ICMP over lo) prints whole ones."
-show "ib_write_lat -d rxe0 -s 2 -n 2000 -F >/tmp/lats.out 2>&1 & sleep 1;" \
-	"ib_write_lat -d rxe0 -s 2 -n 2000 -F $LAB_HOST; wait" | tee /tmp/latc.out
+pair_run /tmp/latc.out "ib_write_lat -d rxe0 -s 2 -n 2000 -F" \
+	"ib_write_lat -d rxe0 -s 2 -n 2000 -F $LAB_HOST"
 grep -q '^ 2 ' /tmp/latc.out || fail "ib_write_lat"
 show "ping -c 20 -q 127.0.0.1"
 

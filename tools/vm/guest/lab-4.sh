@@ -50,8 +50,8 @@ stop_server
 section "Textbook vs measured: the course's command 2, ib_write_bw with 64 KiB messages"
 echo "perftest's own WRITE bandwidth test, both ends on rxe0 as above (it prints MB/s of 2^20"
 echo "bytes: MiB/s). The course's example output says 4800 MB/s on Soft-RoCE."
-show "ib_write_bw -d rxe0 -s 65536 -D $LAB_SECS -F >/tmp/bws.out 2>&1 & sleep 1;" \
-	"ib_write_bw -d rxe0 -s 65536 -D $LAB_SECS -F $LAB_HOST; wait" | tee /tmp/bwc.out
+pair_run /tmp/bwc.out "ib_write_bw -d rxe0 -s 65536 -D $LAB_SECS -F" \
+	"ib_write_bw -d rxe0 -s 65536 -D $LAB_SECS -F $LAB_HOST"
 grep -q '^ 65536' /tmp/bwc.out || fail "ib_write_bw"
 
 lab_exit

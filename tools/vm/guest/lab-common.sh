@@ -29,6 +29,14 @@ show() {
 	return $rc
 }
 
+# pair_run OUT SERVER CLIENT: SERVER in the background, CLIENT a second later, then the
+# server's output; shown as typed, everything also in OUT (perftest, rping: a program
+# that is its own server).
+pair_run() {
+	show "$2 >/tmp/pair-server.out 2>&1 & sleep 1; $3; wait; cat /tmp/pair-server.out" |
+		tee "$1"
+}
+
 # section TITLE: a visible heading in the lab's output.
 section() {
 	echo
