@@ -134,12 +134,13 @@ checkpatch = $(2) $(1) --no-tree --strict --quiet --show-types -f \
 		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f kmod/trace.h
 
 # The module against KERNEL's tree: W=1 -Werror, sparse (which must have run: a kbuild
-# that finds no usable sparse only says so in a make warning) and kernel-doc; in a build
+# that finds no usable sparse only says so in a make warning; quiet=quiet_ keeps kbuild's
+# CHECK lines under `make -s`, which would otherwise hide them) and kernel-doc; in a build
 # chroot also the checkpatch of that kernel's source (lint runs 6.1's).
 lint-kernel: check-kdir
 	@mkdir -p $(BUILD)
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS=-Werror modules
-	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR) C=2 quiet=quiet_ modules 2>&1 | tee $(BUILD)/sparse.log
 	@! grep -E 'warning:|error:|not available' $(BUILD)/sparse.log
 	@grep -q '^ *CHECK ' $(BUILD)/sparse.log || { echo "rdmaxfer: sparse did not run" >&2; exit 1; }
 	$(KRUN) $(KDIR)/scripts/kernel-doc -none $(KMOD_SRCS) $(UAPI) 2>&1 | tee $(BUILD)/kernel-doc.log

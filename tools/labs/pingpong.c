@@ -7,7 +7,7 @@
  *
  *   pingpong server [-p PORT] [--udp] [--busy] [--rnr-retry N] [--no-recv] [--munmap]
  *   pingpong client ADDR [-p PORT] [--udp] [--busy] [-n COUNT] [-s SIZE]
- *                   [--rnr-retry N] [--bad-rkey|--bad-lkey] [--write-check]
+ *                   [--rnr-retry N] [--bad-rkey|--bad-lkey|--past-end|--no-poll] [--write-check]
  *
  * The RDMA version is the smallest complete verbs program: rdma_cm sets up
  * one RC queue pair per side (rdma_create_ep), each side registers a message
@@ -24,6 +24,11 @@
  * Failures on demand (each prints the completion status the program got):
  *   --bad-rkey (client)   one RDMA WRITE with a wrong rkey, then one SEND
  *   --bad-lkey (client)   one SEND whose buffer has a wrong lkey, then one SEND
+ *   --past-end (client)   one RDMA WRITE of 8 bytes that starts 4 bytes before
+ *                         the end of the server's window, then one SEND
+ *   --no-poll (client)    signaled WRITEs posted without ever polling the CQ,
+ *                         until a post is refused (at most 1,000); then what
+ *                         the CQ holds and the asynchronous events
  *   --no-recv (server)    never posts a receive: the client's SEND meets RNR
  *                         and is retried as often as the server's
  *                         --rnr-retry says (0-6; 7, the default, is for ever)
@@ -40,6 +45,7 @@
  */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
@@ -64,7 +70,8 @@ struct hello {
 };
 
 static struct {
-	int server, udp, busy, no_recv, do_munmap, bad_rkey, bad_lkey, write_check, rnr_retry;
+	int server, udp, busy, no_recv, do_munmap, bad_rkey, bad_lkey, past_end, no_poll;
+	int write_check, rnr_retry;
 	const char *addr, *port;
 	unsigned long count;
 	uint32_t size;
@@ -75,7 +82,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pingpong server [-p PORT] [--udp] [--busy] [--rnr-retry N] [--no-recv] [--munmap]\n"
 		"       pingpong client ADDR [-p PORT] [--udp] [--busy] [-n COUNT] [-s SIZE]\n"
-		"                       [--rnr-retry N] [--bad-rkey|--bad-lkey] [--write-check]\n");
+		"                       [--rnr-retry N] [--bad-rkey|--bad-lkey|--past-end|--no-poll] [--write-check]\n");
 	exit(2);
 }
 
@@ -407,24 +414,77 @@ static int post_one(struct ep *ep, uint32_t len, uint32_t lkey, uint64_t raddr, 
 }
 
 /*
- * --bad-rkey, --bad-lkey: a WRITE naming a wrong remote key, or a SEND
- * naming a wrong local key (another key byte of the same MR index), then a
- * SEND behind it, which shows the state the QP was left in.
+ * --bad-rkey, --bad-lkey, --past-end: a WRITE naming a wrong remote key, a
+ * SEND naming a wrong local key (another key byte of the same MR index), or
+ * a WRITE with the right key that runs 4 bytes past the end of the window
+ * (into the same page, which the registration pinned whole); then a SEND
+ * behind it, which shows the state the QP was left in.
  */
-static int bad_key(struct ep *ep, uint64_t raddr, uint32_t rkey)
+static int bad_key(struct ep *ep, uint64_t raddr, uint32_t len, uint32_t rkey)
 {
 	uint32_t lkey = ep->win_mr->lkey;
 
-	if (opt.bad_rkey)
+	if (opt.bad_rkey) {
 		printf("client: an RDMA WRITE with rkey 0x%x instead of 0x%x\n", rkey ^ 0xff, rkey);
-	else
-		printf("client: a SEND with lkey 0x%x instead of 0x%x\n", lkey ^ 0xff, lkey);
-	if (opt.bad_rkey)
 		post_one(ep, 8, lkey, raddr, rkey ^ 0xff);
-	else
+	} else if (opt.past_end) {
+		printf("client: an RDMA WRITE of 8 bytes at 0x%" PRIx64 ", 4 bytes before the end "
+		       "of the %u-byte window\n", raddr + len - 4, len);
+		post_one(ep, 8, lkey, raddr + len - 4, rkey);
+	} else {
+		printf("client: a SEND with lkey 0x%x instead of 0x%x\n", lkey ^ 0xff, lkey);
 		post_one(ep, 8, lkey ^ 0xff, 0, 0);
+	}
 	printf("client: one more SEND, with good keys\n");
 	post_one(ep, 8, lkey, 0, 0);
+	return 1;
+}
+
+/*
+ * --no-poll: the course's failure 5.  Post signaled 8-byte WRITEs and never
+ * poll: how many does the device take, what does the CQ keep, and what does
+ * it say asynchronously?  Always 1 (the connection is not usable after it).
+ */
+static int no_poll(struct ep *ep, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)ep->win, 8, ep->win_mr->lkey };
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge, .num_sge = 1,
+		.send_flags = IBV_SEND_SIGNALED, .wr.rdma = { raddr, rkey },
+	}, *bad;
+	struct ibv_context *ctx = ep->id->verbs;
+	struct ibv_qp_init_attr init;
+	struct ibv_async_event ev;
+	struct ibv_qp_attr qa;
+	int i, n, r = 0, got = 0, errs = 0;
+	struct ibv_wc wc[16];
+
+	if (!ibv_query_qp(ep->id->qp, &qa, IBV_QP_CAP, &init))
+		printf("client: send queue of %u WRs, send CQ of %d entries\n", qa.cap.max_send_wr,
+		       ep->id->send_cq->cqe);
+	for (i = 0; i < 1000 && !(r = ibv_post_send(ep->id->qp, &wr, &bad)); i++)
+		;
+	printf("client: posted %d signaled WRITEs without polling; %s\n", i,
+	       r ? "the next one was refused: " : "none was refused");
+	if (r)
+		printf("client:   %s\n", strerror(r));
+	usleep(500000);		/* let the device finish what it took */
+	while ((n = ibv_poll_cq(ep->id->send_cq, 16, wc)) > 0)
+		for (got += n; n > 0; n--)
+			errs += wc[n - 1].status != IBV_WC_SUCCESS;
+	printf("client: then the CQ held %d completions, %d of them errors\n", got, errs);
+	/* the events, counted by type (consecutive ones of a type as one line) */
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	for (n = 0, r = -1; !ibv_get_async_event(ctx, &ev); ibv_ack_async_event(&ev)) {
+		if ((int)ev.event_type != r && n)
+			printf("client: asynchronous event %s, %d times\n",
+			       ibv_event_type_str((enum ibv_event_type)r), n);
+		n = (int)ev.event_type == r ? n + 1 : 1;
+		r = ev.event_type;
+	}
+	if (n)
+		printf("client: asynchronous event %s, %d times\n",
+		       ibv_event_type_str((enum ibv_event_type)r), n);
 	return 1;
 }
 
@@ -461,8 +521,12 @@ static int rdma_client(void)
 	rkey = be32toh(((struct hello *)ep.msg)->rkey);
 	printf("client: connected; the server's window is at 0x%" PRIx64 ", rkey 0x%x\n",
 	       raddr, rkey);
-	if (opt.bad_rkey || opt.bad_lkey) {
-		rc = bad_key(&ep, raddr, rkey);
+	if (opt.no_poll) {
+		rc = no_poll(&ep, raddr, rkey);
+		goto out;
+	}
+	if (opt.bad_rkey || opt.bad_lkey || opt.past_end) {
+		rc = bad_key(&ep, raddr, be32toh(((struct hello *)ep.msg)->len), rkey);
 		goto out;
 	}
 	if (opt.write_check) {
@@ -604,7 +668,8 @@ int main(int argc, char **argv)
 		{ "udp", 0, &opt.udp, 1 }, { "busy", 0, &opt.busy, 1 },
 		{ "no-recv", 0, &opt.no_recv, 1 }, { "munmap", 0, &opt.do_munmap, 1 },
 		{ "bad-rkey", 0, &opt.bad_rkey, 1 }, { "bad-lkey", 0, &opt.bad_lkey, 1 },
-		{ "write-check", 0, &opt.write_check, 1 },
+		{ "past-end", 0, &opt.past_end, 1 },
+		{ "write-check", 0, &opt.write_check, 1 }, { "no-poll", 0, &opt.no_poll, 1 },
 		{ "rnr-retry", 1, NULL, 'r' }, { NULL, 0, NULL, 0 }
 	};
 	uint64_t v;
@@ -648,7 +713,7 @@ int main(int argc, char **argv)
 	if (!opt.server)
 		opt.addr = argv[optind];
 	if (opt.udp && (opt.no_recv || opt.do_munmap || opt.bad_rkey || opt.bad_lkey ||
-			opt.write_check))
+			opt.past_end || opt.no_poll || opt.write_check))
 		usage();
 	if (opt.udp && opt.size > 65507) {
 		fprintf(stderr, "pingpong: a UDP datagram carries at most 65507 bytes\n");

@@ -5,7 +5,8 @@
  * exercise A (pages and translation entries of a registration), on the
  * device the guest really has.  Plain libibverbs; it does not use rdmaxfer.
  *
- *   reg_time [-d DEVICE] [-r REPS] [--touch] [SIZE ...]    (default 4K 1M 64M 256M)
+ *   reg_time [-d DEVICE] [-r REPS] [--touch] [--offset N] [SIZE ...]
+ *                                                      (default 4K 1M 64M 256M)
  *
  * Each repetition maps fresh anonymous memory, as malloc() does for a large
  * buffer, and times ibv_reg_mr() on it.  Untouched memory has no pages yet:
@@ -14,7 +15,10 @@
  * writes the buffer before timing, so only the pinning and the device's
  * translation entries are left.  The median of REPS (default 9) is printed
  * with the cost per 4 KiB page and the size of a table of 8-byte page
- * addresses, exercise A's model of what a NIC holds.
+ * addresses, exercise A's model of what a NIC holds.  --offset N registers
+ * SIZE bytes that start N bytes into the mapping, the course's failure 3 (a
+ * buffer that is not page-aligned): the registration covers every page the
+ * bytes touch, and is neither refused nor slower for it.
  *
  * Exit: 0, 1 a registration failed (the error is printed: past
  * RLIMIT_MEMLOCK it is "Cannot allocate memory"), 2 usage or no device.
@@ -42,10 +46,14 @@ static struct ibv_context *open_device(const char *name)
 	return ctx;
 }
 
-/* reg_once - map size bytes, optionally touch them, time ibv_reg_mr(): ns or 0. */
-static uint64_t reg_once(struct ibv_pd *pd, size_t size, int touch)
+/*
+ * reg_once - map off + size bytes, optionally touch them, time ibv_reg_mr()
+ * of the size bytes at off: ns or 0.
+ */
+static uint64_t reg_once(struct ibv_pd *pd, size_t off, size_t size, int touch)
 {
-	void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *buf = mmap(NULL, off + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
 	struct ibv_mr *mr;
 	uint64_t t;
 
@@ -54,15 +62,15 @@ static uint64_t reg_once(struct ibv_pd *pd, size_t size, int touch)
 		return 0;
 	}
 	if (touch)
-		memset(buf, 1, size);
+		memset(buf, 1, off + size);
 	t = now_ns();
-	mr = ibv_reg_mr(pd, buf, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	mr = ibv_reg_mr(pd, buf + off, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	t = now_ns() - t;
 	if (!mr)
 		fprintf(stderr, "reg_time: ibv_reg_mr(%zu bytes): %s\n", size, strerror(errno));
 	else
 		ibv_dereg_mr(mr);
-	munmap(buf, size);
+	munmap(buf, off + size);
 	return mr ? t : 0;
 }
 
@@ -71,16 +79,19 @@ int main(int argc, char **argv)
 	static const char *const defaults[] = { "4K", "1M", "64M", "256M" };
 	static const struct option lopts[] = {
 		{ "touch", 0, NULL, 't' }, { "reps", 1, NULL, 'r' }, { "device", 1, NULL, 'd' },
+		{ "offset", 1, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dev = NULL, *const *sizes = defaults;
 	int c, i, r, nsizes = 4, reps = 9, touch = 0;
+	size_t off = 0;
+	char *end;
 	struct ibv_device_attr attr;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	uint64_t ns[101];
 
-	while ((c = getopt_long(argc, argv, "d:r:t", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:o:r:t", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -92,6 +103,11 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			touch = 1;
+			break;
+		case 'o':
+			off = strtoul(optarg, &end, 0);
+			if (*end || !*optarg || off > 1 << 20)
+				goto usage;
 			break;
 		default:
 			goto usage;
@@ -115,14 +131,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("device %s: page_size_cap 0x%" PRIx64 ", max_mr_size 0x%" PRIx64 ", max_mr %d; "
-	       "buffers %s\n", ibv_get_device_name(ctx->device), attr.page_size_cap,
-	       (uint64_t)attr.max_mr_size, attr.max_mr,
-	       touch ? "written before registering (--touch)" : "untouched (fresh mmap)");
+	       "buffers %s, starting %zu bytes into a page\n", ibv_get_device_name(ctx->device),
+	       attr.page_size_cap, (uint64_t)attr.max_mr_size, attr.max_mr,
+	       touch ? "written before registering (--touch)" : "untouched (fresh mmap)",
+	       off % 4096);
 	for (i = 0; i < nsizes; i++) {
-		size_t size = parse_size(sizes[i]), pages = (size + 4095) / 4096;
+		size_t size = parse_size(sizes[i]);
+		size_t pages = (off % 4096 + size + 4095) / 4096;	/* the pages it touches */
 
 		for (r = 0; r < reps; r++) {
-			ns[r] = reg_once(pd, size, touch);
+			ns[r] = reg_once(pd, off, size, touch);
 			if (!ns[r])
 				return 1;
 		}
@@ -136,6 +154,7 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);
 	return 0;
 usage:
-	fprintf(stderr, "usage: reg_time [-d DEVICE] [-r REPS (1-101)] [--touch] [SIZE ...]\n");
+	fprintf(stderr, "usage: reg_time [-d DEVICE] [-r REPS (1-101)] [--touch] [--offset N] "
+		"[SIZE ...]\n");
 	return 2;
 }

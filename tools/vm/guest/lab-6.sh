@@ -160,4 +160,35 @@ echo "Nothing failed: the registration pinned the pages, munmap() only removed t
 echo "process, and the device still writes into them until the MR is deregistered, which is"
 echo "when they are freed. The data is not lost by the fabric; it is lost to the program."
 
+section "6. Not polling the CQ (course: failure 5)"
+echo "The client posts signaled 8-byte WRITEs and never polls: at most 1,000, or until a post"
+echo "is refused. Then it polls what the CQ kept and reads the device's asynchronous events."
+pp_server || fail "pingpong server"
+pp_client /tmp/nopoll.out --no-poll
+grep -qE "was refused|asynchronous event CQ error" /tmp/nopoll.out ||
+	fail "not polling: neither a refused post nor a CQ error event"
+echo "A completion queue holds as many completions as it was created for. On a NIC whose"
+echo "send-queue slots come back only when their completions are polled, the send queue fills"
+echo "first and ibv_post_send() refuses the next WR (ENOMEM): nothing is lost, the program just"
+echo "stalls. Soft-RoCE frees a slot as soon as the WR has completed, polled or not, so every post"
+echo "is taken and the CQ overruns: every completion that did not fit is dropped and only"
+echo "IBV_EVENT_CQ_ERR, an asynchronous event, tells the program. Either way nothing tells the"
+echo "program which of its WRs finished. rdmaxfer sizes its CQs for every WR a connection can"
+echo "have outstanding, so its CQs cannot overrun."
+
+section "7. A buffer that is not page-aligned (course: failure 3)"
+echo "The same sizes registered from the start of a page and from one byte into it:"
+show "$LABS/reg_time -r 5 4K 1M 64M; $LABS/reg_time -r 5 --offset 1 4K 1M 64M" | tee /tmp/unal.out
+expect /tmp/unal.out "starting 1 bytes into a page" "reg_time --offset 1"
+grep -qE "size +4096: +2 pages" /tmp/unal.out || fail "4 KiB one byte into a page: not 2 pages"
+echo "Registration is neither refused nor slower: it pins every page the bytes touch (one more)"
+echo "and the device's translation covers them. What it grants is the bytes asked for, not the"
+echo "pages: a WRITE that starts inside the server's 4 KiB window and runs 4 bytes past its end,"
+echo "into the same pinned page, is refused like a wrong key."
+pp_server || fail "pingpong server"
+pp_client /tmp/past.out --past-end
+expect /tmp/past.out "completed with status 10 (remote access error)" "WRITE past the window's end"
+echo "rdmaxfer registers whatever the user's buffer is, aligned or not (xfer_test moves buffers"
+echo "at odd offsets bit-exact), and advertises exactly its bytes."
+
 lab_exit
