@@ -32,7 +32,7 @@ bw() {
 
 section "A. Bandwidth vs MTU: RDMA WRITE and READ of $MSG messages, TCP ($TCP_MSG writes)"
 echo "The veth pair's MTU is changed on both ends; rxe0's active IB MTU follows it. A new"
-echo "connection takes its path MTU from the port when it is set up (rdma_cm route"
+echo "connection takes its path MTU from the netdev's MTU when it is set up (rdma_cm route"
 echo "resolution), so the server keeps running and every bench connects afresh."
 rows=()
 start_server || fail "rdmaxfer serve"
