@@ -47,7 +47,12 @@
 #                       through a 64 MiB window saved to serve's --out (both in
 #                       /tmp, a tmpfs: `make bench` boots with RIG_MEM=6144)
 #                       vs bench --op write --size 64M of as many bytes,
-#                       rdmaxfer alone: what reading and saving the file cost
+#                       rdmaxfer alone: what reading and saving the file cost;
+#                       the busy s per GiB of each end for both runs (the
+#                       whole transfer) and what copying a GiB through tmpfs
+#                       costs alone: the client reading, the server writing
+# BENCH_ONLY="SECTION ...": only those measurements (lat: the four latency
+# rows; conns; windows; file), e.g. to repeat one with more ROUNDS.
 # The pair's bandwidth and rate rows run BENCH_SCALE (3) times the
 # iterations: the link moves about a third of what one guest does.
 # ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
@@ -129,6 +134,7 @@ if [ $LAYOUT = single ] && [ "${BENCH_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ] &&
 	CLI=(taskset -c 1)
 fi
 
+HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 
 # peer_sh COMMANDS: run shell commands in the server guest, print their output
@@ -189,6 +195,18 @@ cpu_note()
 	# shellcheck disable=SC2086  # the marks are two numbers each
 	set -- "$1" "$2" "$3" $4 $5 "$6" "$7"
 	echo "$1 $2 $3 $(($6 - $4)) $(($7 - $5)) $8 $9" >>"$CPUS"
+}
+
+# gib_cpu MARK0 MARK1 MIB [FIELD]: busy s per GiB of MIB MiB between two
+# marks, "client server" (FIELD 1 or 2: that one only)
+gib_cpu()
+{
+	# shellcheck disable=SC2086  # the marks are two numbers each
+	set -- $1 $2 "$3" "${4:-0}"
+	awk -v c=$(($3 - $1)) -v s=$(($4 - $2)) -v m="$5" -v f="$6" -v hz="$HZ" 'BEGIN {
+		c = c / hz * 1024 / m; s = s / hz * 1024 / m
+		if (f == 1) printf "%.2f\n", c; else if (f == 2) printf "%.2f\n", s
+		else printf "%.2f %.2f\n", c, s }'
 }
 
 # short N: the iterations of the short run beside a run of N (CPU table)
@@ -466,7 +484,8 @@ scale_windows()
 # file MIB -> records "file write MIB file_mib_s bench_mib_s"
 file_bw()
 {
-	local mib=$1 port=$((PORT + 1)) r ours=() theirs=() j avail need bsize=64M sum
+	local mib=$1 port=$((PORT + 1)) r ours=() theirs=() j avail need bsize=64M sum m0 m1 c
+	local fcpu=() bcpu=()
 	# in and out in this guest's /tmp (single), or one in each guest's (pair)
 	need=$((2 * mib + 256))
 	[ $LAYOUT = pair ] && need=$((mib + 256))
@@ -476,15 +495,33 @@ file_bw()
 		return
 	fi
 	dd if=/dev/urandom of=/tmp/bench-in bs=1M count="$mib" status=none || return
+	# what copying the file costs each end by itself: the client reads it
+	# from tmpfs, the server writes as much into tmpfs (busy s per GiB)
+	m0=$(cpu_mark)
+	cat /tmp/bench-in >/dev/null
+	m1=$(cpu_mark)
+	c=$(gib_cpu "$m0" "$m1" "$mib" 1)
+	if [ $LAYOUT = pair ]; then
+		m0=$(cpu_mark)
+		peer_sh "dd if=/dev/zero of=/tmp/bench-cp bs=1M count=$mib status=none; rm -f /tmp/bench-cp"
+		m1=$(cpu_mark)
+		echo "copycpu $c $(gib_cpu "$m0" "$m1" "$mib" 2)" >>"$RESULTS"
+	else
+		echo "copycpu $c -" >>"$RESULTS"
+	fi
 	SRV_LOG=/tmp/bench-file.log srv_bg rdmaxfer serve --port $port --size 64M --out /tmp/bench-out
 	for _ in $(seq 50); do
 		rdmaxfer ping "$ADDR" --port $port --count 1 --warmup 0 --json >/dev/null 2>&1 && break
 		sleep 0.2
 	done
 	for r in $(seq "$ROUNDS"); do
+		m0=$(cpu_mark)
 		j=$("${CLI[@]}" rdmaxfer write "$ADDR" --port $port --file /tmp/bench-in --json 2>/dev/null) ||
 			{ say "rdmaxfer write --file failed"; break; }
+		m1=$(cpu_mark)
+		fcpu+=("$(gib_cpu "$m0" "$m1" "$mib")")
 		ours+=("$(echo "$j" | jq '.mib_per_s')")
+		m0=$(cpu_mark)
 		# 64 MiB operations, or 4 MiB where one operation cannot be that
 		# large (siw: max_op_size 4.8 MiB; the CLI says so and exits 1)
 		j=$("${CLI[@]}" rdmaxfer bench "$ADDR" --port $port --op write --size $bsize \
@@ -496,6 +533,8 @@ file_bw()
 			else
 				false
 			fi || { say "rdmaxfer bench write $bsize failed: $(cat /tmp/bench-err)"; break; }
+		m1=$(cpu_mark)
+		bcpu+=("$(gib_cpu "$m0" "$m1" "$mib")")
 		theirs+=("$(echo "$j" | jq '.rows[0].bw_mib_s')")
 		say "round $r: file of $mib MiB through a 64 MiB window ${ours[-1]} MiB/s, bench write $bsize ${theirs[-1]} MiB/s"
 	done
@@ -508,8 +547,12 @@ file_bw()
 		wait "$SRV_PID" 2>/dev/null
 	fi
 	rm -f /tmp/bench-in /tmp/bench-out
-	[ ${#ours[@]} -gt 0 ] && [ ${#theirs[@]} -gt 0 ] &&
-		echo "file write $mib $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+	[ ${#ours[@]} -gt 0 ] && [ ${#theirs[@]} -gt 0 ] || return 0
+	echo "file write $mib $(printf '%s\n' "${ours[@]}" | median) $(printf '%s\n' "${theirs[@]}" | median)" >>"$RESULTS"
+	for c in 1 2; do
+		printf 'filecpu %s %s %s\n' $c "$(printf '%s\n' "${fcpu[@]}" | cut -d' ' -f$c | median)" \
+			"$(printf '%s\n' "${bcpu[@]}" | cut -d' ' -f$c | median)" >>"$RESULTS"
+	done
 }
 
 max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
@@ -520,8 +563,19 @@ if [ "$QUICK" = quick ]; then
 	lat write 200
 	scale_conns 65536 1024
 	scale_windows 1024
-elif [ "${BENCH_ONLY:-}" = windows ]; then
-	scale_windows $((8192 * SCALE))
+elif [ -n "${BENCH_ONLY:-}" ]; then
+	for only in $BENCH_ONLY; do
+		case $only in
+		lat)
+			for op in write read send; do lat $op "$LAT_N"; done
+			[ $ATOMICS = 1 ] && lat fadd "$LAT_N"
+			;;
+		conns) scale_conns 65536 4096 ;;
+		windows) scale_windows $((8192 * SCALE)) ;;
+		file) file_bw "${BENCH_FILE_MIB:-1024}" ;;
+		*) say "BENCH_ONLY: no section '$only' (lat, conns, windows, file)"; exit 2 ;;
+		esac
+	done
 else
 	for op in write read; do
 		bw $op 4096 $((5000 * SCALE)) 128
@@ -579,7 +633,6 @@ $1 == "file" { row("file " $3 " MiB / bench", $4, $5, "MiB/s", $5 ? $4 / $5 : 0,
 # busy time of a full run less that of its short run, over the operations
 # (bytes) the full run has more.  Set-up and tear-down cost both runs the
 # same and drop out.
-HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
 # cpu_marginal KEY TOOL: per round "client-us/op server-us/op client-s/GiB server-s/GiB"
 cpu_marginal()
 {
@@ -623,6 +676,23 @@ awk '$1 != "idle" && !seen[$1]++ { print $1 }' "$CPUS" | while read -r key; do
 		fi
 	done
 done
+
+# the file row's CPU: the whole transfer (set-up included: small beside 1 GiB)
+if grep -q '^filecpu ' "$RESULTS"; then
+	echo
+	awk -v pair="$([ $LAYOUT = pair ] && echo 1)" '
+	$1 == "copycpu" { cc = $2; cs = $3 }
+	$1 == "filecpu" { f[$2] = $3; b[$2] = $4 }
+	END {
+		if (pair) {
+			printf "file row, busy s per GiB, client / server guest: write --file %s / %s, bench %s / %s;", f[1], f[2], b[1], b[2]
+			printf " copying a GiB through tmpfs alone: reading %s (client), writing %s (server)\n", cc, cs
+		} else {
+			printf "file row, busy s per GiB (both ends): write --file %s, bench %s;", f[1], b[1]
+			printf " reading a GiB from tmpfs alone: %s\n", cc
+		}
+	}' "$RESULTS"
+fi
 
 # the scaling plots' data (tools/vm/bench.sh plots them), "### DATA" blocks as the labs'
 # cpu2 KEY TOOL: CPU us/op of TOOL's client and server (NaN: one guest is both)

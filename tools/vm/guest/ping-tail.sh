@@ -13,6 +13,15 @@
 #                               softirq and IRQ events: the post-to-done
 #                               percentiles, the done-to-next-post gap, and
 #                               the events of the three slowest round trips
+#   ping-tail.sh steps [ROUNDS] ROUNDS (3) alternations of 1000 READ and
+#                               1000 FADD round trips of ping and of
+#                               ib_read_lat / ib_atomic_lat, traced the same
+#                               way for both tools (the posting system call,
+#                               kprobes on rxe_post_send and rxe_cq_post):
+#                               the medians of system call -> post, post ->
+#                               CQE (the device and the link), CQE -> next
+#                               system call (the completion's way to the
+#                               program), and for ping CQE -> op_done
 #
 # The servers (serve, perftest's) run in the other guest, started through
 # its peer-shell.sh (TCP port 18700).
@@ -53,6 +62,61 @@ pt()
 	"$1" -d "$DEV" -F -s 8 -n 2000 "$ADDR" 2>/dev/null | grep -E '^ *8 '
 }
 
+# steps NAME CMD...: CMD traced; one line of medians (see the header)
+steps()
+{
+	local name=$1
+	shift
+	echo >$T/trace
+	echo 1 >$T/events/pingtail/enable
+	echo 1 >$T/events/raw_syscalls/sys_enter/enable
+	echo 1 >$T/events/rdmaxfer/rdmaxfer_op_done/enable
+	echo 1 >$T/tracing_on
+	"$@" >/tmp/steps.out 2>&1
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/pingtail/enable
+	echo 0 >$T/events/raw_syscalls/sys_enter/enable
+	echo 0 >$T/events/rdmaxfer/rdmaxfer_op_done/enable
+	# per round trip: S the system call that posts, P rxe_post_send, C
+	# rxe_cq_post, D rdmaxfer_op_done (ping only), the next S
+	awk -v name="$name" '
+	function ts(   i, t) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(":", "", t); return t * 1e6 } }
+	function med(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j - 1]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n ? a[int((n + 1) / 2)] : -1
+	}
+	/ sys_enter: / { t = ts(); if (c) { n++; sp[n] = p - s; pc[n] = c - p; cn[n] = t - c; if (d) { nd++; cd[nd] = d - c } } s = t; c = d = 0; next }
+	/ post: / { p = ts(); next }
+	/ cqpost: / { c = ts(); next }
+	/ rdmaxfer_op_done: / { d = ts(); next }
+	END { printf "%s: %d round trips, medians (us): system call -> post %.0f, post -> CQE %.0f, CQE -> next system call %.0f", name, n, med(sp, n), med(pc, n), med(cn, n)
+	      if (nd) printf " (CQE -> op_done %.0f)", med(cd, nd); printf "\n" }' $T/trace
+}
+
+T=/sys/kernel/tracing
+if [ "${1:-}" = steps ]; then
+	[ -d $T/events ] || mount -t tracefs nodev $T
+	echo 0 >$T/tracing_on
+	echo 8192 >$T/buffer_size_kb
+	echo 'p:pingtail/post rdma_rxe:rxe_post_send' >>$T/kprobe_events
+	echo 'p:pingtail/cqpost rdma_rxe:rxe_cq_post' >>$T/kprobe_events
+	# ioctl (ping's SUBMIT), write (libibverbs' post_send command on rxe)
+	echo 'id == 16 || id == 1' >$T/events/raw_syscalls/sys_enter/filter
+	for r in $(seq "${2:-3}"); do
+		steps "ping --op read" rdmaxfer ping "$ADDR" --port $PORT --op read --count 1000
+		peer "timeout 60 ib_read_lat -d $DEV -F -s 8 -n 1000 </dev/null >/dev/null 2>&1 &"
+		sleep 1.5
+		steps "ib_read_lat" ib_read_lat -d "$DEV" -F -s 8 -n 1000 "$ADDR"
+		steps "ping --op fadd" rdmaxfer ping "$ADDR" --port $PORT --op fadd --count 1000
+		peer "timeout 60 ib_atomic_lat -d $DEV -F -A FETCH_AND_ADD -n 1000 </dev/null >/dev/null 2>&1 &"
+		sleep 1.5
+		steps "ib_atomic_lat" ib_atomic_lat -d "$DEV" -F -A FETCH_AND_ADD -n 1000 "$ADDR"
+	done
+	echo 0 >$T/events/raw_syscalls/sys_enter/filter
+	echo >$T/kprobe_events
+	exit 0
+fi
+
 if [ "${1:-}" != trace ]; then
 	for r in $(seq "${1:-3}"); do
 		echo "round $r"
@@ -68,7 +132,6 @@ fi
 
 n=${2:-2000}
 pingj 300 --op read >/dev/null	# warm
-T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
 echo 0 >$T/tracing_on
 echo 16384 >$T/buffer_size_kb
