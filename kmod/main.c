@@ -26,7 +26,7 @@
 /* Connection teardown after CM events and errors runs here. */
 struct workqueue_struct *rdmaxfer_wq;
 /*
- * The peer's control messages are handled here (ctrl.c), with the priority
+ * The peer's control messages are handled here (ctrl.c, msg.c), with the priority
  * the CQ core gives its own completion work (ib_comp_wq).  Unbound: newer
  * kernels want WQ_UNBOUND or WQ_PERCPU said, and nothing here needs a CPU.
  */

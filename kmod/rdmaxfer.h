@@ -12,8 +12,9 @@
  * and slots, peer_win.c keeps the peer's
  * windows; xfer.c issues operations and completes them, rw.c posting
  * WRITEs and READs through rdma_rw and atomic.c CAS and FADD; below them
- * ctrl.c is the control channel (control buffers, the peer's messages,
- * RECV), credit.c its credit ledger, slot.c the user's receive slots (echo,
+ * ctrl.c is the control channel (control buffers, sending, receiving),
+ * msg.c what the peer's messages mean (checked, acted on; RECV of their
+ * data), credit.c its credit ledger, slot.c the user's receive slots (echo,
  * sink) and zero-copy SENDs into the peer's, conn.c a connection's queue
  * pair (setup, fail, stop and destroy), sq.c its send queue's room and
  * owed completions, keepalive.c its probes (dead peers) and user.c a
@@ -1194,6 +1195,14 @@ int __rdmaxfer_ctrl_post(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct,
 			 enum rdmaxfer_msg_type type, u32 length);
 void rdmaxfer_ctrl_unclaim(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
 int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct);
+bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted);
+bool rdmaxfer_rx_small_msg(const struct ib_wc *wc);
+bool rdmaxfer_msg_is_flow(const void *msg);
+void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
+		       const struct ib_wc *wc, bool slot);
+void rdmaxfer_rx_work(struct work_struct *work);
+
+/* msg.c */
 /*
  * rdmaxfer_handle_msg(): repost the buffer but keep the credit; it goes back
  * when the user has taken what the message brought (REAP of its event, RECV
@@ -1203,12 +1212,6 @@ int rdmaxfer_ctrl_post_recv(struct rdmaxfer_conn *conn, struct rdmaxfer_ctrl *ct
 int rdmaxfer_handle_msg(struct rdmaxfer_conn *conn, const void *buf, u32 len);
 int rdmaxfer_handle_msg_charged(struct rdmaxfer_conn *conn, const void *buf, u32 len);
 void rdmaxfer_msg_failed(struct rdmaxfer_conn *conn, int ret);
-bool rdmaxfer_rx_wc_valid(const struct ib_wc *wc, u32 posted);
-bool rdmaxfer_rx_small_msg(const struct ib_wc *wc);
-bool rdmaxfer_msg_is_flow(const void *msg);
-void rdmaxfer_rx_defer(struct rdmaxfer_conn *conn, struct rdmaxfer_rx_wc *rx,
-		       const struct ib_wc *wc, bool slot);
-void rdmaxfer_rx_work(struct work_struct *work);
 int rdmaxfer_ioctl_recv(struct rdmaxfer_file *rf, void *arg);
 void rdmaxfer_msgs_free(struct rdmaxfer_conn *conn);
 

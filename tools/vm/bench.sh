@@ -56,10 +56,10 @@ for l in "${layouts[@]}"; do
     say "$l: booting (output: ${dir#"$REPO"/}/output.txt)"
     rc=0
     if [[ $l == single ]]; then
-        RIG_MEM=${RIG_MEM:-6144} RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-1} \
+        RIG_MEM=${RIG_MEM:-6144} RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-1} RIG_TIMEOUT=${RIG_TIMEOUT:-2700} \
             "$RIG" run -- "${envs}bash /usr/lib/rig/bench.sh" | tee "$dir/output.txt" || rc=$?
     else
-        RIG_MEM=${RIG_MEM:-4096} RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-1} \
+        RIG_MEM=${RIG_MEM:-4096} RIG_PIN_VCPUS=${RIG_PIN_VCPUS:-1} RIG_TIMEOUT=${RIG_TIMEOUT:-2700} \
             "$RIG" pair-run -- "${envs}bash /usr/lib/rig/bench.sh" | tee "$dir/output.txt" || rc=$?
     fi
     extract "$dir/output.txt" "$dir"

@@ -87,7 +87,6 @@ echo "CPU per round trip: the measuring process's own (user + system), and all t
 echo "CPUs' busy time from /proc/stat (both ends, rxe's softirqs): $POLL_COUNT round trips"
 echo "each, as /proc/stat counts in ticks of 10 ms."
 PP=/opt/rdmaxfer/labs/pingpong
-PP_PORT=18801
 # guest_busy: ticks (1/100 s) the guest's CPUs were not idle, from /proc/stat
 guest_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 : >/tmp/polling.dat

@@ -9,48 +9,6 @@
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
-LABS=/opt/rdmaxfer/labs
-PP_PORT=18801
-PP_PID=
-
-# pp_server ARGS...: the pingpong server in the background, its output in /tmp/pp.log.
-pp_server() {
-	local i=0
-	echo "\$ $LABS/pingpong server -p $PP_PORT $* &"
-	"$LABS/pingpong" server -p "$PP_PORT" "$@" >/tmp/pp.log 2>&1 &
-	PP_PID=$!
-	until grep -q listening /tmp/pp.log 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 "$PP_PID" 2>/dev/null; then
-			cat /tmp/pp.log
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
-# pp_client OUT ARGS...: the pingpong client (shown, output also in OUT); then the
-# server's output once it has ended (killed after 10 s).
-pp_client() {
-	local out=$1 i=0
-	shift
-	show "$LABS/pingpong client $LAB_HOST -p $PP_PORT $*" | tee "$out"
-	while kill -0 "$PP_PID" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill "$PP_PID" 2>/dev/null
-	wait "$PP_PID" 2>/dev/null
-	echo "(the server printed:)"
-	cat /tmp/pp.log
-	echo
-}
-
-# expect FILE PATTERN WHAT: a FAIL line unless FILE has PATTERN.
-expect() {
-	grep -q -- "$2" "$1" || fail "$3: no \"$2\" in the output"
-}
-
 # rnr_counters: rxe0's RNR counters as "name value" lines.
 rnr_counters() {
 	rdma statistic show link rxe0/1 2>/dev/null | tr ' ' '\n' |

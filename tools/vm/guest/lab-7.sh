@@ -10,8 +10,6 @@
 # shellcheck source=lab-common.sh
 . "$(dirname "$0")/lab-common.sh"
 
-LABS=/opt/rdmaxfer/labs
-PP_PORT=18801
 [ -x "$LABS/reg_time" ] || { fail "no $LABS (make stage builds tools/labs)"; lab_exit; }
 
 section "Exercise A: pages and translation entries of a registration"
@@ -46,13 +44,9 @@ stop_server
 
 section "Exercise C: the fields of one RDMA WRITE work request, as posted"
 echo "1. From userspace: pingpong prints the ibv_send_wr it posts."
-"$LABS/pingpong" server -p "$PP_PORT" >/tmp/pps.log 2>&1 &
-pps=$!
-sleep 0.5
-show "$LABS/pingpong client $LAB_HOST -p $PP_PORT --write-check -n 1" | tee /tmp/wr.out
-wait "$pps"
-cat /tmp/pps.log
-grep -q 'opcode 0 (IBV_WR_RDMA_WRITE)' /tmp/wr.out || fail "pingpong: no WRITE work request printed"
+pp_server || fail "pingpong server"
+pp_client /tmp/wr.out --write-check -n 1
+expect /tmp/wr.out 'opcode 0 (IBV_WR_RDMA_WRITE)' "pingpong's WRITE work request"
 echo
 echo "2. From the kernel module: a kprobe on rxe's post_send (every work request any kernel or"
 echo "user QP posts reaches it) prints the struct ib_rdma_wr rdmaxfer's rdma_rw posted for a"
@@ -107,11 +101,8 @@ for s in "rdma-busy:--busy" "rdma-block:" "udp-block:--udp"; do
 	name=${s%%:*}
 	# shellcheck disable=SC2086  # none or one option
 	set -- ${s#*:}
-	"$LABS/pingpong" server -p "$PP_PORT" "$@" >/tmp/pps.log 2>&1 &
-	pps=$!
-	sleep 0.5
-	show "$LABS/pingpong client $LAB_HOST -p $PP_PORT $* -n $LAB_COUNT -s 64" | tee /tmp/st.out
-	wait "$pps"
+	pp_server "$@" || fail "pingpong server $*"
+	pp_client /tmp/st.out "$@" -n "$LAB_COUNT" -s 64
 	# "  steps, medians ...: X returned at A us[, the SEND's completion at B us], the answer at C us"
 	awk -v n="$name" '/steps, medians/ {
 		for (i = 1; i <= NF; i++) if ($i == "at") v[++k] = $(i + 1)
