@@ -5,7 +5,8 @@
 # in one guest (both ends on one RDMA device): the JSON of ping (percentiles in order,
 # count, histogram) for send, write and read; bench rows for write, read and
 # send (bandwidth and message rate agree, iterations as asked), a sweep,
-# several connections, both directions, --duration, one-way SENDs past
+# several connections (also several on one thread, and on two threads of
+# unequal shares), both directions, --duration, one-way SENDs past
 # max_send_size into serve's receive slots; the error contract (a copied
 # SEND larger than max_send_size, a SEND larger than max_msg_size -> exit
 # 2, larger than the window -> exit 1,
@@ -64,7 +65,7 @@ bench_ok()
 			"$tmp/$_n.out" >/dev/null
 }
 
-ktap_plan 22
+ktap_plan 23
 
 run stats0 rdmaxfer stats --json
 
@@ -115,10 +116,24 @@ r=$?
 ktap_result "bench_sweep_rows" $r
 
 bench_ok conns 2 400 --op read --sweep 1K:2K --iters 100 --conns 4 &&
-	jq -e '.conns == 4' "$tmp/conns.out" >/dev/null
+	jq -e --argjson c "$(nproc)" '.conns == 4 and .threads == ([$c, 4] | min)' \
+		"$tmp/conns.out" >/dev/null
 r=$?
 [ $r -eq 0 ] || show conns.out conns.err
 ktap_result "bench_conns_4" $r
+
+# several connections on one thread (it polls their files), and on two
+# threads of unequal shares: every operation counted, every SEND received
+# (serve's count must equal ours), every echo back
+bench_ok thr1 1 400 --op write --size 4K --iters 100 --depth 8 --conns 4 --threads 1 &&
+	jq -e '.threads == 1' "$tmp/thr1.out" >/dev/null &&
+	bench_ok thr1s 1 300 --op send --size 1K --iters 100 --conns 3 --threads 2 &&
+	bench_ok thr1e 1 600 --op send --size 64 --iters 100 --bidir --conns 3 --threads 1 &&
+	bench_ok thr1d 1 -1 --op read --size 4K --duration 1 --conns 3 --threads 1 &&
+	jq -e '.rows[0].iters > 0' "$tmp/thr1d.out" >/dev/null
+r=$?
+[ $r -eq 0 ] || show thr1.out thr1.err thr1s.err thr1e.err thr1d.out thr1d.err
+ktap_result "bench_conns_on_fewer_threads" $r
 
 # --windows: each connection gets that many windows from serve, over equal
 # parts of its 4 MiB, and spreads its operations over them
@@ -232,6 +247,9 @@ bench $HOST --op write --sweep 8K:4K
 bench $HOST --op write --depth 0
 bench $HOST --op write --depth 1025
 bench $HOST --op write --conns 257
+bench $HOST --op write --threads 0
+bench $HOST --op write --conns 2 --threads 3
+bench $HOST --op write --transport tcp --threads 1
 bench $HOST --op write --windows 0
 bench $HOST --op write --windows 1025
 bench $HOST --op send --windows 4

@@ -63,6 +63,7 @@ struct bench_opts {
 	double duration;		/* seconds per size, when iters == 0 */
 	unsigned int depth;		/* in flight per connection */
 	unsigned int conns;
+	unsigned int threads;		/* rdma: that drive the connections */
 	unsigned int windows;		/* --windows: that many per connection, 0: the one */
 	uint64_t expose_us;		/* measured: serve's EXPOSE time, all of them */
 	bool bidir;

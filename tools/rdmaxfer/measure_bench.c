@@ -3,26 +3,26 @@
  * rdmaxfer bench - bandwidth and message rate against `rdmaxfer serve`.
  *
  * bench HOST --op write|read|send [--size B | --sweep MIN:MAX]
- *       [--iters N | --duration S] [--depth N] [--conns N] [--windows N]
- *       [--bidir] [--json]
+ *       [--iters N | --duration S] [--depth N] [--conns N] [--threads N]
+ *       [--windows N] [--bidir] [--json]
  *
  * The main thread connects all --conns connections one after the other
- * (so a refused or unreachable server gives one error line), registers one
- * local buffer of the largest size per connection, and starts one thread
- * per connection, each driving its own /dev/rdmaxfer file.  Every size of
- * the sweep is one phase between two barriers: before it the main thread
+ * (so a refused or unreachable server gives one error line), each on its
+ * own /dev/rdmaxfer file, registers one local buffer of the largest size
+ * per connection, and starts --threads threads (by default one per CPU
+ * the process may run on, at most one per connection), which share the
+ * connections out and post and reap on them (bench_run.c).  Every size of
+ * the sweep is one phase between two gates: before it the main thread
  * puts send connections in SINK (or, with --bidir, ECHO) mode and takes a
- * CPU snapshot of both ends (PROTO_CPU_REQ); then every thread keeps
- * --depth operations in flight on its connection: it fills the pipe with
- * as few SUBMITs as max_batch allows, REAPs what completed in batches and
- * refills exactly that many with one SUBMIT.  After the phase the main
- * thread takes the second snapshots and, for send, asks each connection's
- * server side how many messages it got (BENCH_END), which must be exactly
- * what was sent.  A server whose kernel has sink slots says so in
- * BENCH_READY (PROTO_BF_KSINK): the data SENDs then carry PROTO_SINK_IMM,
- * and its kernel drops and counts them without waking serve.  Only the
- * data path runs in the threads; all control messages go from the main
- * thread while the threads wait at a barrier.
+ * CPU snapshot of both ends (PROTO_CPU_REQ); then the threads keep
+ * --depth operations in flight on each connection.  After the phase the
+ * main thread takes the second snapshots and, for send, asks each
+ * connection's server side how many messages it got (BENCH_END), which
+ * must be exactly what was sent.  A server whose kernel has sink slots
+ * says so in BENCH_READY (PROTO_BF_KSINK): the data SENDs then carry
+ * PROTO_SINK_IMM, and its kernel drops and counts them without waking
+ * serve.  Only the data path runs in the threads; all control messages go
+ * from the main thread while the threads wait at a gate.
  *
  * Remote offsets (write/read): operation k of connection c uses the
  * size-aligned slot (c * depth + k % depth) mod (window / size) of the
@@ -44,16 +44,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "session.h"
-#include "measure.h"
+#include "bench.h"
 
-#define BENCH_REAP_MAX		256
 #define BENCH_MAX_SIZES		64
 #define BENCH_DEFAULT_SIZE	65536
 #define BENCH_DEFAULT_ITERS	1000
@@ -79,284 +78,6 @@ static double srv_sys_pct(const struct srv_cpu *a, const struct srv_cpu *b)
 	return 100.0 * (double)(b->busy - a->busy) / b->hz / wall;
 }
 
-/* --- the measurement ----------------------------------------------------- */
-
-struct bench_run;
-
-struct bconn {
-	struct session s;
-	struct bench_run *run;
-	unsigned int idx;
-	pthread_t th;
-	bool started;
-	unsigned char *buf;		/* local data: largest size bytes */
-	uint64_t buf_len;
-	uint32_t buf_id;
-	unsigned char *rbuf;		/* echoes land here (RECV) */
-	struct rdmaxfer_op *ops;	/* depth entries */
-	struct rdmaxfer_completion comp[BENCH_REAP_MAX];
-	uint64_t k;			/* operations posted, all sizes */
-	/* the last phase */
-	uint64_t done, bytes;		/* completed operations and echoes */
-	uint64_t sent;			/* SENDs posted */
-	uint64_t t_first, t_last;
-};
-
-/*
- * A barrier whose number of parties can shrink (a thread that could not be
- * created), which pthread_barrier_t cannot do.
- */
-struct gate {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned int parties, waiting;
-	unsigned long gen;
-};
-
-static void gate_init(struct gate *g, unsigned int parties)
-{
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->cond, NULL);
-	g->parties = parties;
-	g->waiting = 0;
-	g->gen = 0;
-}
-
-static void gate_open_locked(struct gate *g)
-{
-	g->waiting = 0;
-	g->gen++;
-	pthread_cond_broadcast(&g->cond);
-}
-
-static void gate_wait(struct gate *g)
-{
-	unsigned long gen;
-
-	pthread_mutex_lock(&g->lock);
-	gen = g->gen;
-	if (++g->waiting >= g->parties)
-		gate_open_locked(g);
-	else
-		while (gen == g->gen)
-			pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_set_parties(struct gate *g, unsigned int parties)
-{
-	pthread_mutex_lock(&g->lock);
-	g->parties = parties;
-	if (g->waiting && g->waiting >= parties)
-		gate_open_locked(g);
-	pthread_mutex_unlock(&g->lock);
-}
-
-struct bench_run {
-	const struct bench_opts *o;
-	unsigned int depth;		/* effective */
-	unsigned int max_batch;
-	uint64_t size;
-	uint64_t nslots;		/* window / size (--windows: the shortest one's) */
-	uint64_t deadline;		/* --duration: now_ns() to stop submitting */
-	uint64_t expose_us;		/* --windows: serve's EXPOSE time, all connections */
-	bool quit;
-	struct gate go, done;		/* phase start and end: threads + main */
-	struct bconn *c;
-};
-
-/* Post @n operations; returns how many were posted (EAGAIN: fewer), or -1. */
-static int submit_ops(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *ops, unsigned int n)
-{
-	unsigned int done = 0;
-	uint32_t posted;
-	int err;
-
-	while (done < n) {
-		err = rdx_submit(bc->s.fd, &ops[done],
-				 n - done < r->max_batch ? n - done : r->max_batch, &posted);
-		if (!err) {
-			done += posted;
-			continue;
-		}
-		if (err == EINTR)
-			continue;
-		if (err == EAGAIN)	/* max_pending: reap first */
-			break;
-		if (err == ENOTCONN || err == ECONNRESET || err == ENODEV)
-			bench_fail("connection to %s lost", bc->s.peer);
-		else
-			bench_fail("SUBMIT of %s to %s failed: %s", cli_op_name(ops[done].opcode),
-				   bc->s.peer, strerror(err));
-		return -1;
-	}
-	return (int)done;
-}
-
-static void build_op(struct bench_run *r, struct bconn *bc, struct rdmaxfer_op *op)
-{
-	const struct bench_opts *o = r->o;
-
-	memset(op, 0, sizeof(*op));
-	switch (o->op) {
-	case BOP_WRITE:
-	case BOP_READ:
-		if (o->bidir)
-			op->opcode = bc->k & 1 ? RDMAXFER_OP_READ : RDMAXFER_OP_WRITE;
-		else
-			op->opcode = o->op == BOP_WRITE ? RDMAXFER_OP_WRITE : RDMAXFER_OP_READ;
-		op->window_id = bc->s.window_id;
-		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
-				    r->size;
-		break;
-	case BOP_SEND:
-		op->opcode = RDMAXFER_OP_SEND;
-		/* into the server's sink slots: its kernel drops them (proto.h) */
-		if (!o->bidir && (bc->s.bench_flags & PROTO_BF_KSINK))
-			op->imm_data = PROTO_SINK_IMM;
-		break;
-	case BOP_FADD:
-	case BOP_CAS:
-		/* CAS: mostly a failed comparison, still one atomic operation */
-		op->opcode = o->op == BOP_FADD ? RDMAXFER_OP_FADD : RDMAXFER_OP_CAS;
-		op->window_id = bc->s.window_id;
-		op->remote_offset = (((uint64_t)bc->idx * r->depth + bc->k % r->depth) % r->nslots) *
-				    r->size;
-		op->compare_add = o->op == BOP_FADD ? 1 : bc->k;
-		op->swap = bc->k + 1;
-		break;
-	}
-	/* --windows (never with send): window k % N, slot (k / N) of it */
-	if (o->windows) {
-		op->window_id = bc->s.more_wins[bc->k % o->windows];
-		op->remote_offset = (bc->k / o->windows % r->nslots) * r->size;
-	}
-	op->conn_id = bc->s.conn_id;
-	op->buf_id = bc->buf_id;
-	op->length = r->size;
-	op->user_data = BENCH_OP_TAG | op->opcode;
-	bc->k++;
-}
-
-/* Take one echo off the connection (its RECV event came). */
-static int take_echo(struct bconn *bc)
-{
-	uint32_t len;
-	int err;
-
-	while ((err = rdx_recv(bc->s.fd, bc->s.conn_id, bc->rbuf, bc->s.ci.max_send_size, &len))) {
-		if (err == EINTR)
-			continue;
-		if (err == EAGAIN)
-			return 0;
-		bench_fail("RECV from %s failed: %s", bc->s.peer, strerror(err));
-		return -1;
-	}
-	bc->done++;
-	bc->bytes += len;
-	return 1;
-}
-
-/* One phase of one connection: the current size, until iters or deadline. */
-static void run_phase(struct bench_run *r, struct bconn *bc)
-{
-	const struct bench_opts *o = r->o;
-	bool echo = o->op == BOP_SEND && o->bidir;
-	uint64_t target = o->iters ? o->iters : UINT64_MAX;
-	uint64_t posted = 0, echoes = 0, idle_from = 0;
-	unsigned int inflight = 0, window = r->depth, i, n;
-	uint64_t t;
-	int m, got;
-
-	bc->done = bc->bytes = bc->sent = 0;
-	bc->t_first = bc->t_last = 0;
-	for (;;) {
-		bool more = posted < target && (o->iters || now_ns() < r->deadline);
-		uint64_t outstanding = echo ? posted - echoes : inflight;
-
-		if (bench_abort)
-			return;
-		/* fill the pipe */
-		n = 0;
-		while (more && outstanding + n < window && posted + n < target)
-			build_op(r, bc, &bc->ops[n++]);
-		if (n) {
-			if (!bc->t_first)
-				bc->t_first = now_ns();
-			m = submit_ops(r, bc, bc->ops, n);
-			if (m < 0)
-				return;
-			posted += (unsigned int)m;
-			inflight += (unsigned int)m;
-		}
-		if (!inflight && (!echo || echoes == posted)) {
-			if (!more)
-				break;
-			continue;
-		}
-		/* reap what completed */
-		got = rdx_ring_reap(bc->s.fd, &bc->s.ring, bc->comp, BENCH_REAP_MAX, 1000000000);
-		if (got < 0) {
-			if (got == -EINTR)
-				continue;
-			bench_fail("REAP failed: %s", strerror(-got));
-			return;
-		}
-		t = now_ns();
-		if (!got) {
-			if (!idle_from)
-				idle_from = t;
-			else if (t - idle_from > (uint64_t)SESSION_IDLE_TIMEOUT_S * 1000000000ull) {
-				bench_fail("no completions from %s for %d s", bc->s.peer,
-					   SESSION_IDLE_TIMEOUT_S);
-				return;
-			}
-			continue;
-		}
-		idle_from = 0;
-		for (i = 0; i < (unsigned int)got; i++) {
-			const struct rdmaxfer_completion *c = &bc->comp[i];
-
-			if (c->opcode < RDMAXFER_EVENT_WINDOW && (c->user_data & BENCH_OP_TAG)) {
-				if (c->status) {
-					bench_op_failed(&bc->s, c, got - i - 1);
-					return;
-				}
-				inflight--;
-				bc->done++;
-				bc->bytes += c->bytes;
-				if (c->opcode == RDMAXFER_OP_SEND)
-					bc->sent++;
-				bc->t_last = t;
-			} else if (echo && c->opcode == RDMAXFER_EVENT_RECV) {
-				m = take_echo(bc);
-				if (m < 0)
-					return;
-				echoes += (unsigned int)m;
-				bc->t_last = t;
-			} else if (bench_event(&bc->s, c)) {
-				return;
-			}
-		}
-	}
-}
-
-static void *conn_thread(void *arg)
-{
-	struct bconn *bc = arg;
-	struct bench_run *r = bc->run;
-
-	for (;;) {
-		gate_wait(&r->go);
-		if (r->quit)
-			break;
-		if (!bench_abort)
-			run_phase(r, bc);
-		gate_wait(&r->done);
-	}
-	return NULL;
-}
-
 /* --- options ------------------------------------------------------------- */
 
 static void bench_help(FILE *f)
@@ -364,7 +85,7 @@ static void bench_help(FILE *f)
 	fprintf(f,
 		"usage: rdmaxfer bench HOST [--port N] --op write|read|send|fadd|cas\n"
 		"                      [--size BYTES | --sweep MIN:MAX] [--iters N | --duration S]\n"
-		"                      [--depth N] [--conns N] [--windows N] [--bidir]\n"
+		"                      [--depth N] [--conns N] [--threads N] [--windows N] [--bidir]\n"
 		"                      [--transport rdma|tcp|udp]\n"
 		"                      [--key KEY | --key-file F]\n"
 		"                      [--json]\n"
@@ -384,7 +105,9 @@ static void bench_help(FILE *f)
 		"  --iters N         operations per connection and size (default %u)\n"
 		"  --duration S      run S seconds per size instead\n"
 		"  --depth N         operations in flight per connection (default %u, at most %u)\n"
-		"  --conns N         connections, one thread each (default 1, at most %u)\n"
+		"  --conns N         connections, each on its own file (default 1, at most %u)\n"
+		"  --threads N       threads that drive them (default: one per CPU this process\n"
+		"                    may run on, at most --conns)\n"
 		"  --windows N       write/read/fadd/cas: spread the operations over N windows\n"
 		"                    per connection, N equal parts of the server's buffer\n"
 		"                    (at most %u; default: its one window)\n"
@@ -394,6 +117,17 @@ static void bench_help(FILE *f)
 		"  --json            one JSON object on stdout\n",
 		RDMAXFER_DEFAULT_PORT, BENCH_DEFAULT_ITERS, BENCH_DEFAULT_DEPTH, BENCH_MAX_DEPTH,
 		BENCH_MAX_CONNS, PROTO_MAX_WINS);
+}
+
+/* One thread per CPU we may run on (sched_getaffinity: taskset counts), at most @conns. */
+static unsigned int default_threads(unsigned int conns)
+{
+	unsigned int n = 1;
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		n = (unsigned int)CPU_COUNT(&set);
+	return n < conns ? n : conns;
 }
 
 /*
@@ -419,6 +153,12 @@ static int check_bench(struct bench_opts *o, bool have_op, bool size_and_sweep, 
 		return usage_error("bench ", "give --size or --sweep, not both");
 	if (o->windows && (o->op == BOP_SEND || o->transport != BT_RDMA))
 		return usage_error("bench ", "--windows spreads RDMA WRITEs, READs and atomics: not with --op send or --transport");
+	if (o->threads && o->transport != BT_RDMA)
+		return usage_error("bench ", "--threads is for rdma: the sockets baseline runs a thread per connection");
+	if (o->threads > o->conns)
+		return usage_error("bench ", "--threads %u is more than --conns %u", o->threads, o->conns);
+	if (!o->threads)
+		o->threads = default_threads(o->conns);
 	if (o->duration > 0 && have_iters)
 		return usage_error("bench ", "give --iters or --duration, not both");
 	if (o->duration > 0)
@@ -475,6 +215,11 @@ static int bench_opt(struct bench_opts *o, int c, bool *have_op, bool *have_swee
 			return usage_error("bench ", "bad --conns '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
 		o->conns = (unsigned int)v;
 		break;
+	case 'T':
+		if (parse_uint(optarg, BENCH_MAX_CONNS, &v) || !v)
+			return usage_error("bench ", "bad --threads '%s' (1 .. %u)", optarg, BENCH_MAX_CONNS);
+		o->threads = (unsigned int)v;
+		break;
 	case 'W':
 		if (parse_uint(optarg, PROTO_MAX_WINS, &v) || !v)
 			return usage_error("bench ", "bad --windows '%s' (1 .. %u)", optarg, PROTO_MAX_WINS);
@@ -503,6 +248,7 @@ static int parse_bench(int argc, char **argv, struct bench_opts *o)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "conns", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "windows", required_argument, NULL, 'W' },
 		{ "bidir", no_argument, NULL, 'b' },
 		{ "transport", required_argument, NULL, 't' },
@@ -765,7 +511,7 @@ int cmd_bench(int argc, char **argv)
 	struct bench_opts o;
 	struct bench_run r;
 	unsigned int nsizes, i, started = 0;
-	int ret;
+	int ret, err;
 
 	ret = parse_bench(argc, argv, &o);
 	if (ret >= 0)
@@ -778,8 +524,12 @@ int cmd_bench(int argc, char **argv)
 	r.o = &o;
 	bench_abort = 0;
 	r.c = calloc(o.conns, sizeof(*r.c));
-	if (!r.c)
+	r.t = calloc(o.threads, sizeof(*r.t));
+	if (!r.c || !r.t) {
+		free(r.c);
+		free(r.t);
 		return fail("out of memory");
+	}
 	for (i = 0; i < o.conns; i++)
 		r.c[i].s.fd = -1;
 	ret = bench_setup(&r);
@@ -787,14 +537,28 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	ret = EXIT_FAIL;
 	o.expose_us = r.expose_us;
-	gate_init(&r.go, o.conns + 1);
-	gate_init(&r.done, o.conns + 1);
-	for (i = 0; i < o.conns; i++) {
-		if (pthread_create(&r.c[i].th, NULL, conn_thread, &r.c[i])) {
-			fail("cannot create a thread: %s", strerror(errno));
+	gate_init(&r.go, o.threads + 1);
+	gate_init(&r.done, o.threads + 1);
+	for (i = 0; i < o.threads; i++) {
+		struct bthread *bt = &r.t[i];
+
+		/* connections i * conns / threads .. (i + 1) * conns / threads - 1 */
+		bt->run = &r;
+		bt->first = i * o.conns / o.threads;
+		bt->n = (i + 1) * o.conns / o.threads - bt->first;
+		if (bt->n > 1) {
+			bt->pfd = calloc(bt->n, sizeof(*bt->pfd));
+			if (!bt->pfd) {
+				fail("out of memory");
+				goto stop;
+			}
+		}
+		err = pthread_create(&bt->th, NULL, bench_thread, bt);
+		if (err) {
+			fail("cannot create a thread: %s", strerror(err));
 			goto stop;
 		}
-		r.c[i].started = true;
+		bt->started = true;
 		started++;
 	}
 
@@ -819,11 +583,14 @@ stop:
 	gate_set_parties(&r.go, started + 1);
 	gate_set_parties(&r.done, started + 1);
 	gate_wait(&r.go);
-	for (i = 0; i < o.conns; i++)
-		if (r.c[i].started)
-			pthread_join(r.c[i].th, NULL);
+	for (i = 0; i < o.threads; i++) {
+		if (r.t[i].started)
+			pthread_join(r.t[i].th, NULL);
+		free(r.t[i].pfd);
+	}
 out:
 	close_all(&r, o.conns);
 	free(r.c);
+	free(r.t);
 	return ret;
 }

@@ -228,6 +228,8 @@ void bench_table_begin(const struct bench_opts *o)
 		json_string("op", bench_op_name(o->op));
 		json_u64("depth", o->depth);
 		json_u64("conns", o->conns);
+		if (o->transport == BT_RDMA)
+			json_u64("threads", o->threads);
 		if (o->windows) {
 			json_u64("windows", o->windows);
 			json_double("expose_us_per_window",
@@ -237,9 +239,11 @@ void bench_table_begin(const struct bench_opts *o)
 		json_begin_array("rows");
 		return;
 	}
-	printf("%s %s bandwidth to %s, depth %u, %u connection%s%s\n",
-	       transport_name(o->transport), bench_op_name(o->op), o->host, o->depth, o->conns,
-	       o->conns == 1 ? "" : "s", o->bidir ? ", both directions" : "");
+	printf("%s %s bandwidth to %s, depth %u, %u connection%s", transport_name(o->transport),
+	       bench_op_name(o->op), o->host, o->depth, o->conns, o->conns == 1 ? "" : "s");
+	if (o->transport == BT_RDMA && o->conns > 1)
+		printf(" on %u thread%s", o->threads, o->threads == 1 ? "" : "s");
+	printf("%s\n", o->bidir ? ", both directions" : "");
 	if (o->windows)
 		printf("%u windows per connection, exposed in %.1f us each\n", o->windows,
 		       (double)o->expose_us / o->windows / o->conns);

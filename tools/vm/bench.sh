@@ -18,7 +18,7 @@
 #   build/bench/windows.png           rate, CPU per operation and EXPOSE time against the
 #                                     number of windows, rdmaxfer alone
 # Environment (the guest script's): ROUNDS, BENCH_SCALE, BENCH_CPU, BENCH_CONNS, BENCH_WINDOWS,
-# BENCH_FILE_MIB, BENCH_PIN, BENCH_ONLY="SECTION ..." (only those: lat, conns, windows,
+# BENCH_FILE_MIB, BENCH_PIN, BENCH_ONLY="SECTION ..." (only those: bw, lat, conns, windows,
 # file; e.g. BENCH_ONLY="lat conns" ROUNDS=7 tools/vm/bench.sh pair); BENCH_OUT (default
 # <repo>/build/bench); rig.sh's own (RIG_KERNEL, ...).
 # Exit status: 0 when every layout ran to its end and the plot was drawn.

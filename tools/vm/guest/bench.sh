@@ -51,8 +51,9 @@
 #                       the busy s per GiB of each end for both runs (the
 #                       whole transfer) and what copying a GiB through tmpfs
 #                       costs alone: the client reading, the server writing
-# BENCH_ONLY="SECTION ...": only those measurements (lat: the four latency
-# rows; conns; windows; file), e.g. to repeat one with more ROUNDS.
+# BENCH_ONLY="SECTION ...": only those measurements (bw: the bandwidth and
+# rate rows; lat: the four latency rows; conns; windows; file), e.g. to
+# repeat one with more ROUNDS.
 # The pair's bandwidth and rate rows run BENCH_SCALE (3) times the
 # iterations: the link moves about a third of what one guest does.
 # ratio = rdmaxfer / perftest for bandwidth and rates (>= 1: rdmaxfer at least
@@ -403,10 +404,11 @@ lat()
 # connections (BENCH_CONNS), TOTAL operations in all, spread evenly; in
 # flight 64 per connection at one, 64/N at N (at least 1): the same work
 # and the same depth in all on every row, only the number of QPs grows.
-# rdmaxfer bench --conns N (a thread and an open file each; its own serve
-# with a 16 MiB window and --max-per-host 256, the module's
-# max_conns_per_file raised for it) vs ib_write_bw -q N (one process, N
-# QPs).  Records "sconns N ours theirs" (MiB/s) and "conns write SIZE bw8
+# rdmaxfer bench --conns N (an open file each, driven by bench's default
+# of one thread per CPU it may run on: one, the client's vCPU, in either
+# layout; its own serve with a 16 MiB window and --max-per-host 256, the
+# module's max_conns_per_file raised for it) vs ib_write_bw -q N (one
+# process, N QPs).  Records "sconns N ours theirs" (MiB/s) and "conns write SIZE bw8
 # bw1" (rdmaxfer's 8 against its 1); CPU under the key conns-N.
 scale_conns()
 {
@@ -555,6 +557,28 @@ file_bw()
 	done
 }
 
+# bw_rows: the bandwidth and rate rows (BENCH_ONLY=bw): WRITE and READ at
+# 4 KiB-4 MiB, SEND into serve's receive slots (sink mode, zero-copy) at 4
+# KiB-1 MiB, 64-byte SEND/WRITE/READ rates, and the fadd rate.
+bw_rows()
+{
+	local op
+	for op in write read; do
+		bw $op 4096 $((5000 * SCALE)) 128
+		bw $op 65536 $((1000 * SCALE)) 128
+		bw $op 1048576 $((100 * SCALE)) 16
+		bw $op 4194304 $((25 * SCALE)) 4
+	done
+	bw send 4096 $((5000 * SCALE)) 128
+	bw send 65536 $((1000 * SCALE)) 128
+	bw send 1048576 $((100 * SCALE)) 16
+	bw send 64 $((10000 * SCALE)) 128
+	bw write 64 $((10000 * SCALE)) 128
+	bw read 64 $((10000 * SCALE)) 128
+	[ $ATOMICS = 1 ] && arate fadd $((10000 * SCALE)) 16
+	return 0
+}
+
 max_send=$(rdmaxfer info --json | jq '.module.max_send_size // 0')
 say "rdmaxfer $(rdmaxfer --version | head -1 | cut -d' ' -f2), $(nproc) CPUs, rounds $ROUNDS; SEND into serve's receive slots (copy path: max_send_size=$max_send); $([ ${#CLI[@]} -gt 0 ] && echo "servers on CPU 0, clients on CPU 1" || echo "not pinned")"
 
@@ -570,31 +594,19 @@ elif [ -n "${BENCH_ONLY:-}" ]; then
 			for op in write read send; do lat $op "$LAT_N"; done
 			[ $ATOMICS = 1 ] && lat fadd "$LAT_N"
 			;;
+		bw) bw_rows ;;
 		conns) scale_conns 65536 4096 ;;
 		windows) scale_windows $((8192 * SCALE)) ;;
 		file) file_bw "${BENCH_FILE_MIB:-1024}" ;;
-		*) say "BENCH_ONLY: no section '$only' (lat, conns, windows, file)"; exit 2 ;;
+		*) say "BENCH_ONLY: no section '$only' (bw, lat, conns, windows, file)"; exit 2 ;;
 		esac
 	done
 else
-	for op in write read; do
-		bw $op 4096 $((5000 * SCALE)) 128
-		bw $op 65536 $((1000 * SCALE)) 128
-		bw $op 1048576 $((100 * SCALE)) 16
-		bw $op 4194304 $((25 * SCALE)) 4
-	done
-	# SEND lands zero-copy in receive slots serve posts (sink mode)
-	bw send 4096 $((5000 * SCALE)) 128
-	bw send 65536 $((1000 * SCALE)) 128
-	bw send 1048576 $((100 * SCALE)) 16
-	bw send 64 $((10000 * SCALE)) 128
-	bw write 64 $((10000 * SCALE)) 128
-	bw read 64 $((10000 * SCALE)) 128
+	bw_rows
 	lat write "$LAT_N"
 	lat read "$LAT_N"
 	lat send "$LAT_N"
 	if [ $ATOMICS = 1 ]; then
-		arate fadd $((10000 * SCALE)) 16
 		lat fadd "$LAT_N"
 	else
 		say "fadd rows left out: $DEV has no atomics (atomic_cap ATOMIC_NONE)"
