@@ -6,7 +6,6 @@
 #ifndef RDMAXFER_CLI_BENCH_H
 #define RDMAXFER_CLI_BENCH_H
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,7 +44,7 @@ struct bconn {
 struct bthread {
 	struct bench_run *run;
 	unsigned int first, n;
-	struct pollfd *pfd;		/* n entries, when n > 1 */
+	int epfd;			/* when n > 1: the files of its connections */
 	pthread_t th;
 	bool started;
 };

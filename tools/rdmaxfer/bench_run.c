@@ -12,8 +12,9 @@
  * connection waits for its completions in REAP (or on the completion
  * ring: librdmaxfer); one with several takes what each has without
  * waiting, in turn, and when none had anything and none could post,
- * sleeps in poll() on all their files (POLLIN: the ring or the queue holds
- * something), as perftest's `-q N` runs N QPs from one process.
+ * sleeps in epoll_wait() on the files of those not done yet (EPOLLIN: the
+ * ring or the queue holds something), as perftest's `-q N` runs N QPs from
+ * one process.
  *
  * A connection's phase ends when its operations (and, with --bidir send,
  * their echoes) are all done: --iters of them, or as many as were posted
@@ -22,9 +23,9 @@
  * SESSION_IDLE_TIMEOUT_S is one.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "bench.h"
 
@@ -261,23 +262,30 @@ static enum bench_step phase_step(struct bench_run *r, struct bconn *bc, int64_t
 
 /*
  * Sleep until one of @bt's unfinished connections has something to take,
- * or a second passed.  Returns 0, or -1 after bench_fail().
+ * or a second passed.  epoll, not poll(): a thread may drive 256 files,
+ * and poll() would queue itself on each of them every time it sleeps.
+ * Returns 0, or -1 after bench_fail().
  */
 static int wait_any(struct bthread *bt)
 {
-	struct bconn *c = &bt->run->c[bt->first];
-	unsigned int i;
+	struct epoll_event ev[16];
 
-	for (i = 0; i < bt->n; i++) {
-		bt->pfd[i].fd = c[i].finished ? -1 : c[i].s.fd;
-		bt->pfd[i].events = POLLIN;
-		bt->pfd[i].revents = 0;
-	}
-	if (poll(bt->pfd, bt->n, 1000) < 0 && errno != EINTR) {
-		bench_fail("poll failed: %s", strerror(errno));
+	if (epoll_wait(bt->epfd, ev, 16, 1000) < 0 && errno != EINTR) {
+		bench_fail("epoll_wait failed: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/* Watch (@on) or stop watching connection @bc's file in @bt's epoll set. */
+static int watch(struct bthread *bt, struct bconn *bc, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!epoll_ctl(bt->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, bc->s.fd, &ev))
+		return 0;
+	bench_fail("epoll_ctl failed: %s", strerror(errno));
+	return -1;
 }
 
 /* One phase of @bt's connections: until each is done, or anything failed. */
@@ -285,13 +293,18 @@ static void run_phase(struct bthread *bt)
 {
 	struct bench_run *r = bt->run;
 	struct bconn *c = &r->c[bt->first];
-	int64_t wait_ns = bt->n == 1 ? 1000000000 : 0;
-	unsigned int left = bt->n, i;
+	bool several = bt->n > 1;
+	int64_t wait_ns = several ? 0 : 1000000000;
+	unsigned int left = 0, i;
 	enum bench_step step;
 	bool progress;
 
-	for (i = 0; i < bt->n; i++)
+	for (i = 0; i < bt->n; i++) {
 		phase_begin(&c[i]);
+		if (several && watch(bt, &c[i], true))
+			goto out;
+		left++;
+	}
 	while (left) {
 		progress = false;
 		for (i = 0; i < bt->n; i++) {
@@ -299,16 +312,23 @@ static void run_phase(struct bthread *bt)
 				continue;
 			step = phase_step(r, &c[i], wait_ns);
 			if (step == STEP_FAILED)
-				return;
+				goto out;
 			if (step == STEP_DONE) {
 				c[i].finished = true;
 				left--;
+				if (several && watch(bt, &c[i], false))
+					goto out;
 			}
 			progress |= step != STEP_IDLE;
 		}
-		if (left && !progress && bt->n > 1 && wait_any(bt))
-			return;
+		if (left && !progress && several && wait_any(bt))
+			goto out;
 	}
+out:
+	/* what a failure left in the set (a connection not yet finished, or not added) */
+	for (i = 0; i < bt->n; i++)
+		if (several && !c[i].finished)
+			epoll_ctl(bt->epfd, EPOLL_CTL_DEL, c[i].s.fd, NULL);
 }
 
 void *bench_thread(void *arg)

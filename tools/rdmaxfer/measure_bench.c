@@ -48,6 +48,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -532,6 +533,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	for (i = 0; i < o.conns; i++)
 		r.c[i].s.fd = -1;
+	for (i = 0; i < o.threads; i++)
+		r.t[i].epfd = -1;
 	ret = bench_setup(&r);
 	if (ret >= 0)
 		goto out;
@@ -547,9 +550,9 @@ int cmd_bench(int argc, char **argv)
 		bt->first = i * o.conns / o.threads;
 		bt->n = (i + 1) * o.conns / o.threads - bt->first;
 		if (bt->n > 1) {
-			bt->pfd = calloc(bt->n, sizeof(*bt->pfd));
-			if (!bt->pfd) {
-				fail("out of memory");
+			bt->epfd = epoll_create1(EPOLL_CLOEXEC);
+			if (bt->epfd < 0) {
+				fail("epoll_create1 failed: %s", strerror(errno));
 				goto stop;
 			}
 		}
@@ -586,7 +589,8 @@ stop:
 	for (i = 0; i < o.threads; i++) {
 		if (r.t[i].started)
 			pthread_join(r.t[i].th, NULL);
-		free(r.t[i].pfd);
+		if (r.t[i].epfd >= 0)
+			close(r.t[i].epfd);
 	}
 out:
 	close_all(&r, o.conns);

@@ -150,24 +150,26 @@ peer_sh()
 
 # [SRV_LOG=FILE] srv_bg CMD ARGS...: start a server side in the background,
 # where the servers run, its output to FILE there (default: none); SRV_PID:
-# its pid in the single layout
+# its pid there (the guest has busybox's kill, pidof and killall, no pgrep
+# or pkill)
 srv_bg()
 {
 	local log=${SRV_LOG:-/dev/null}
 	SRV_PID=
 	if [ $LAYOUT = pair ]; then
-		peer_sh "$(printf '%q ' "$@") </dev/null >$log 2>&1 &"
+		SRV_PID=$(peer_sh "$(printf '%q ' "$@") </dev/null >$log 2>&1 & echo \$!")
 	else
 		"${SRV[@]}" "$@" </dev/null >"$log" 2>&1 &
 		SRV_PID=$!
 	fi
 }
 
-# srv_wait NAME: wait (up to 20 s) until the server side NAME has exited, then kill it
+# srv_wait: wait (up to 20 s) until the server side srv_bg started last has
+# exited, then kill it
 srv_wait()
 {
 	if [ $LAYOUT = pair ]; then
-		peer_sh "for i in \$(seq 200); do pgrep -x $1 >/dev/null || exit 0; sleep 0.1; done; pkill -x $1"
+		peer_sh "for i in \$(seq 200); do kill -0 $SRV_PID 2>/dev/null || exit 0; sleep 0.1; done; kill $SRV_PID"
 	elif [ -n "$SRV_PID" ]; then
 		wait "$SRV_PID" 2>/dev/null
 	fi
@@ -240,7 +242,7 @@ SERVE_ATOMIC=()
 SRV_LOG=/tmp/bench-serve.log srv_bg rdmaxfer serve --port $PORT --size 64M "${SERVE_ATOMIC[@]}"
 SERVE=$SRV_PID
 if [ $LAYOUT = pair ]; then
-	trap 'peer_sh "pkill -x rdmaxfer" >/dev/null' EXIT
+	trap 'peer_sh "killall rdmaxfer" >/dev/null' EXIT
 else
 	trap 'kill $SERVE 2>/dev/null' EXIT
 fi
@@ -282,7 +284,7 @@ perftest_run()
 		out=$("${CLI[@]}" timeout 120 "$tool" -d "$DEV" -F "${PT_CM[@]}" "$@" "$ADDR" 2>/dev/null |
 			awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { if (l != "") print l }')
 		m1=$(cpu_mark)
-		srv_wait "$tool"
+		srv_wait
 		# a glitched run reports 0.00, or inf (a latency line's t_max
 		# and t_typical, a bandwidth line's average); perftest derives a
 		# bandwidth line's average (MiB/s) from its message rate (Mpps),
@@ -412,7 +414,7 @@ lat()
 # bw1" (rdmaxfer's 8 against its 1); CPU under the key conns-N.
 scale_conns()
 {
-	local size=$1 total=$2 port=$((PORT + 2)) n d per sper r ours theirs j p key mcpf
+	local size=$1 total=$2 port=$((PORT + 2)) n d per sper r ours theirs j p key mcpf spid
 	mcpf=/sys/module/rdmaxfer/parameters/max_conns_per_file
 	if [ $LAYOUT = pair ]; then
 		mcpf=$(peer_sh "cat $mcpf; echo 512 >$mcpf")
@@ -420,6 +422,7 @@ scale_conns()
 		read -r mcpf_old <$mcpf && echo 512 >$mcpf && mcpf=$mcpf_old
 	fi
 	SRV_LOG=/tmp/bench-conns.log srv_bg rdmaxfer serve --port $port --size 16M --max-per-host 256
+	spid=$SRV_PID
 	for _ in $(seq 50); do
 		rdmaxfer ping "$ADDR" --port $port --count 1 --warmup 0 --json >/dev/null 2>&1 && break
 		sleep 0.2
@@ -452,10 +455,10 @@ scale_conns()
 	awk -v s="$size" '$1 == "sconns" && $2 == 1 { one = $4 } $1 == "sconns" && $2 == 8 { eight = $4 }
 		END { if (one && eight) print "conns write " s " " eight " " one }' "$RESULTS" >>"$RESULTS"
 	if [ $LAYOUT = pair ]; then
-		peer_sh "pkill -f 'serve --port $port'; echo $mcpf >/sys/module/rdmaxfer/parameters/max_conns_per_file"
+		peer_sh "kill $spid; echo $mcpf >/sys/module/rdmaxfer/parameters/max_conns_per_file"
 	else
-		kill "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
 		echo "$mcpf" >/sys/module/rdmaxfer/parameters/max_conns_per_file
 	fi
 }
@@ -487,7 +490,7 @@ scale_windows()
 file_bw()
 {
 	local mib=$1 port=$((PORT + 1)) r ours=() theirs=() j avail need bsize=64M sum m0 m1 c
-	local fcpu=() bcpu=()
+	local fcpu=() bcpu=() spid
 	# in and out in this guest's /tmp (single), or one in each guest's (pair)
 	need=$((2 * mib + 256))
 	[ $LAYOUT = pair ] && need=$((mib + 256))
@@ -512,6 +515,7 @@ file_bw()
 		echo "copycpu $c -" >>"$RESULTS"
 	fi
 	SRV_LOG=/tmp/bench-file.log srv_bg rdmaxfer serve --port $port --size 64M --out /tmp/bench-out
+	spid=$SRV_PID
 	for _ in $(seq 50); do
 		rdmaxfer ping "$ADDR" --port $port --count 1 --warmup 0 --json >/dev/null 2>&1 && break
 		sleep 0.2
@@ -541,12 +545,12 @@ file_bw()
 		say "round $r: file of $mib MiB through a 64 MiB window ${ours[-1]} MiB/s, bench write $bsize ${theirs[-1]} MiB/s"
 	done
 	if [ $LAYOUT = pair ]; then
-		sum=$(peer_sh 'md5sum </tmp/bench-out; pkill -f "serve --port '$port'"; rm -f /tmp/bench-out')
+		sum=$(peer_sh "md5sum </tmp/bench-out; kill $spid; rm -f /tmp/bench-out")
 		[ "$sum" = "$(md5sum </tmp/bench-in)" ] || say "file: serve's --out is not the file written"
 	else
 		cmp -s /tmp/bench-in /tmp/bench-out || say "file: serve's --out is not the file written"
-		kill "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
 	fi
 	rm -f /tmp/bench-in /tmp/bench-out
 	[ ${#ours[@]} -gt 0 ] && [ ${#theirs[@]} -gt 0 ] || return 0
