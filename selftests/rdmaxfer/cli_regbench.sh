@@ -5,6 +5,7 @@
 # has one row per requested size with every number positive, pages ==
 # size / 4096, the per-page cost is the total divided by the pages, a size
 # above the window limit is exposed as several windows; the table prints;
+# with HOST the windows are advertised to a `serve` there and it says so;
 # usage errors exit 2 with one line; and afterwards nothing stays pinned
 # (the kernel's FOLL_PIN counters balance) and no connection, listener, QP
 # or PD of rdmaxfer is left.  Timings themselves are not judged.
@@ -37,12 +38,13 @@ pins0=$(pins_outstanding)
 objs0=$(rdma_objects)
 rdmaxfer stats --json >"$tmp/stats0.json"
 
-ktap_plan 10
+ktap_plan 11
 
 SIZES=4K,16K,1M,4M
 run main rdmaxfer regbench --device "$DEV" --sizes $SIZES --reps 3 --json
 [ $rc -eq 0 ] && [ ! -s "$tmp/main.err" ] &&
-	jq -e -s --arg dev "$DEV" 'length == 1 and (.[0] | .device == $dev and (.rows | length) == 4 and
+	jq -e -s --arg dev "$DEV" 'length == 1 and (.[0] | .device == $dev and .peer == "loopback" and
+		(.rows | length) == 4 and
 		([.rows[].size] == [4096, 16384, 1048576, 4194304]))' "$tmp/main.out" >/dev/null
 r=$?
 [ $r -eq 0 ] || { ktap_diag "exit $rc"; show main.out main.err; }
@@ -100,6 +102,24 @@ r=$?
 [ $r -eq 0 ] || { ktap_diag "exit $rc"; show human.out human.err; }
 ktap_result "human_table" $r
 
+# HOST: one connection to a serve, whose host gets each EXPOSE's ADVERT
+PORT=18630
+serve srv --port $PORT
+run peer rdmaxfer regbench "$ADDR" --port $PORT --sizes 4K,1M --reps 3 --json
+r=1
+[ $rc -eq 0 ] && [ ! -s "$tmp/peer.err" ] &&
+	jq -e --arg dev "$DEV" --arg port " port $PORT" '.peer == "serve" and .device == $dev and
+		(.address | endswith($port)) and [.rows[].size] == [4096, 1048576] and
+		all(.rows[]; .windows == 1 and .expose_us > 0 and .kernel_total_us > 0 and
+			.revoke_us > 0 and .ibv_reg_mr_us > 0)' "$tmp/peer.out" >/dev/null &&
+	r=0
+[ $r -eq 0 ] || { ktap_diag "exit $rc"; show peer.out peer.err; }
+stop srv
+[ $r -eq 0 ] && [ $rc -eq 0 ] && serve_quiet srv
+r=$?
+[ $r -eq 0 ] || show srv.log srv.err
+ktap_result "to_a_serve" $r
+
 r=0
 while read -r args; do
 	# shellcheck disable=SC2086 # split on purpose
@@ -122,6 +142,9 @@ done <<EOF
 --reps many
 --bind nowhere
 --bind $ADDR --device $DEV
+$ADDR --bind $ADDR
+$ADDR extra
+--key-file /nonexistent
 --bogus
 extra
 EOF

@@ -5,7 +5,11 @@
  *
  * One process, two open files of /dev/rdmaxfer: one LISTENs on the
  * device's address (port 0: the kernel picks a free port), the other
- * CONNECTs to it, the first ACCEPTs; no `serve` is needed.  For each size,
+ * CONNECTs to it, the first ACCEPTs; no `serve` is needed.  Over that
+ * loopback the ADVERT's delivery, the receiving side's work included, runs
+ * inside EXPOSE (on Soft-RoCE in its unlock of the connection).  With HOST
+ * the one file connects to a `serve` there instead, and EXPOSE costs what
+ * it costs a client whose peer is another host.  For each size,
  * an anonymous buffer is mapped (from 2 MiB on, starting on a 2 MiB
  * boundary, for huge pages) and written page by page first, so that no
  * page fault is timed.  One kernel repetition is, each ioctl timed alone
@@ -380,8 +384,9 @@ static void print_human_head(const struct regbench *rb, const struct rb_opts *o)
 
 	format_bytes(rb->max_window, win, sizeof(win));
 	thp_mode(thp, sizeof(thp), o->no_thp);
-	printf("regbench on %s (%s), page %ld bytes, window limit %s, THP %s\n", rb->devname,
-	       rb->where, rb->page, win, thp);
+	printf("regbench on %s (%s %s), page %ld bytes, window limit %s, THP %s\n", rb->devname,
+	       o->host ? "windows advertised to the serve at" : "loopback over", rb->where,
+	       rb->page, win, thp);
 	if (o->reps_given || o->reps <= RB_BIG_REPS)
 		printf("median of %u repetitions", o->reps);
 	else
@@ -422,6 +427,7 @@ static void print_json(const struct regbench *rb, const struct rb_opts *o,
 	json_begin_object(NULL);
 	json_string("device", rb->devname);
 	json_string("address", rb->where);
+	json_string("peer", o->host ? "serve" : "loopback");
 	json_u64("page_size", (uint64_t)rb->page);
 	json_u64("max_window_size", rb->max_window);
 	json_string("thp", thp);
@@ -464,26 +470,34 @@ static void print_json(const struct regbench *rb, const struct rb_opts *o,
 static void regbench_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmaxfer regbench [--sizes LIST] [--reps N] [--bind ADDR | --device NAME]\n"
-		"                         [--no-ibv] [--no-thp] [--json]\n"
+		"usage: rdmaxfer regbench [HOST [--port N] [--key KEY | --key-file F]] [--sizes LIST]\n"
+		"                         [--reps N] [--bind ADDR | --device NAME] [--no-ibv] [--no-thp]\n"
+		"                         [--json]\n"
 		"\n"
 		"Time memory registration for each size: in the kernel path (REG_BUF pins,\n"
-		"EXPOSE DMA-maps and registers FRWR MRs, REVOKE undoes it, DEREG_BUF unpins)\n"
-		"over a loopback connection of this process, and userspace ibv_reg_mr and\n"
+		"EXPOSE DMA-maps and registers FRWR MRs and tells the peer, REVOKE undoes it,\n"
+		"DEREG_BUF unpins) over a loopback connection of this process, or over a\n"
+		"connection to 'rdmaxfer serve' on HOST, and userspace ibv_reg_mr and\n"
 		"ibv_dereg_mr on the same device.  Medians per call, and per page.\n"
 		"\n"
+		"  HOST           a serve's address: its host receives the windows' ADVERTs\n"
+		"                 (default: a loopback connection, whose peer's work on them\n"
+		"                 is timed as part of EXPOSE)\n"
+		"  --port N       the serve's port (default %u)\n"
+		"  --key KEY      prove the key KEY (a keyring serial or description) to the serve\n"
+		"  --key-file F   the same with the key in file F (16 to 256 bytes)\n"
 		"  --sizes LIST   comma-separated sizes with K, M, G suffixes\n"
 		"                 (default 4K,16K,64K,256K,1M,4M,16M,64M,256M,1G)\n"
 		"  --reps N       repetitions per size (default %u; at most %u above 64 MiB\n"
 		"                 unless given)\n"
-		"  --bind ADDR    connect over this local address (default: the first RDMA\n"
+		"  --bind ADDR    the loopback connection's local address (default: the first RDMA\n"
 		"                 device with an IP address on an active port)\n"
 		"  --device NAME  use this RDMA device (e.g. rxe0)\n"
 		"  --no-ibv       do not measure ibv_reg_mr\n"
 		"  --no-thp       back the buffers with 4 KiB pages only (MADV_NOHUGEPAGE)\n"
 		"  --json         one JSON object on stdout\n"
 		"  --help         this text\n",
-		RB_DEFAULT_REPS, RB_BIG_REPS);
+		RDMAXFER_DEFAULT_PORT, RB_DEFAULT_REPS, RB_BIG_REPS);
 }
 
 /* Parse "4K,1M,...": no empty item, none 0.  Returns 0 or -1. */
@@ -507,6 +521,8 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },
 		{ "reps", required_argument, NULL, 'r' },
+		OPTION_PORT,
+		OPTION_KEY,
 		OPTION_BIND,
 		{ "device", required_argument, NULL, 'd' },
 		{ "no-ibv", no_argument, NULL, 'n' },
@@ -523,7 +539,7 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 	memcpy(o->sizes, default_sizes, sizeof(default_sizes));
 	o->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
 	o->reps = RB_DEFAULT_REPS;
-	common_init(&co, "regbench ", regbench_usage, 0);
+	common_init(&co, "regbench ", regbench_usage, CO_HOST | CO_HOST_OPT);
 	while ((c = common_getopt(&co, argc, argv, opts, &ret)) > 0) {
 		switch (c) {
 		case 's':
@@ -558,11 +574,17 @@ static int parse_regbench(int argc, char **argv, struct rb_opts *o)
 	}
 	if (ret >= 0)
 		return ret;
+	o->host = co.host;
+	o->port = co.port;
 	o->bind = co.bind;
 	o->json = co.json;
 	if (o->bind && o->device)
 		return usage_error("regbench ", "give at most one of --bind and --device");
-	return -1;
+	if (o->host && o->bind)
+		return usage_error("regbench ", "--bind is for the loopback connection: not with HOST");
+	if (!o->host && (co.key || co.key_file))
+		return usage_error("regbench ", "--key and --key-file are for a serve on HOST: give HOST");
+	return key_resolve(&co, &o->key);
 }
 
 /* Nothing of ours may stay pinned or registered; then close everything. */
@@ -620,9 +642,11 @@ int cmd_regbench(int argc, char **argv)
 	rb.cfd = cli_open_transfer(&rb.info);
 	if (rb.cfd < 0)
 		goto out;
-	rb.sfd = cli_open();
-	if (rb.sfd < 0)
-		goto out;
+	if (!o.host) {
+		rb.sfd = cli_open();
+		if (rb.sfd < 0)
+			goto out;
+	}
 	if (rb_connect(&rb, &o))
 		goto out;
 	if (!o.no_ibv && rb_open_ibv(&rb))

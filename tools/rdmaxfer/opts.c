@@ -103,6 +103,8 @@ static int common_args(struct common_opts *co, int argc, char **argv)
 		if (optind < argc)
 			return usage_error(co->cmd, "unexpected argument '%s'", argv[optind]);
 	} else {
+		if (optind >= argc && (co->flags & CO_HOST_OPT))
+			goto bind;
 		if (optind >= argc)
 			return usage_error(co->cmd, "missing HOST (the server's IPv4 or IPv6 address)");
 		if (optind + 1 < argc)
@@ -111,6 +113,7 @@ static int common_args(struct common_opts *co, int argc, char **argv)
 		if (parse_addr(co->host, co->port, &a))
 			return usage_error(co->cmd, "'%s' is not an IPv4 or IPv6 address", co->host);
 	}
+bind:
 	if (co->bind && (co->flags & CO_BIND_LATE) && parse_addr(co->bind, 0, &a))
 		return usage_error(co->cmd, "'%s' is not an IPv4 or IPv6 address", co->bind);
 	return -1;

@@ -77,6 +77,7 @@ enum {
 #define CO_PORT_ANY	0x2	/* --port 0 stays 0 (any); else it is the default port */
 #define CO_SIZE_MIN1	0x4	/* --size must be at least 1 */
 #define CO_BIND_LATE	0x8	/* --bind is checked after all options, not when seen */
+#define CO_HOST_OPT	0x10	/* with CO_HOST: HOST may be left out */
 
 struct common_opts {
 	const char *cmd;		/* "write " etc.: name and a space, for usage errors */

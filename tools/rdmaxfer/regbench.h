@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmaxfer regbench - what measure_regbench.c (the measurement, the
- * output, the command) and regbench_conn.c (the device, the loopback
- * connection, the ibv_reg_mr side's PD) share.
+ * output, the command) and regbench_conn.c (the device, the connection:
+ * loopback or to a serve, the ibv_reg_mr side's PD) share.
  */
 #ifndef RDMAXFER_CLI_REGBENCH_H
 #define RDMAXFER_CLI_REGBENCH_H
@@ -28,6 +28,9 @@ struct rb_opts {
 	unsigned int nsizes;
 	unsigned int reps;
 	bool reps_given;
+	const char *host;		/* HOST: a serve there is the peer; NULL: loopback */
+	uint16_t port;
+	int32_t key;
 	const char *bind;
 	const char *device;
 	bool json;
@@ -48,7 +51,7 @@ struct rb_row {
 };
 
 struct regbench {
-	int sfd, cfd;			/* listening/accepting file, connecting file */
+	int sfd, cfd;			/* listening/accepting file (loopback only), connecting file */
 	uint32_t listen_id, sconn, cconn;
 	struct rdmaxfer_info info;
 	struct rdmaxfer_addr addr;

@@ -2,8 +2,10 @@
 /*
  * rdmaxfer regbench - finding the RDMA device and its address, connecting
  * two files of /dev/rdmaxfer to each other over it (one LISTENs, the other
- * CONNECTs, the first ACCEPTs), reaping what they queue, and the PD of the
- * ibv_reg_mr() comparison on the same device.
+ * CONNECTs, the first ACCEPTs), or one to a `serve` on another host (HOST:
+ * then the ADVERT of each EXPOSE is received there, as in real use, not
+ * inside this process's EXPOSE as over a loopback), reaping what they
+ * queue, and the PD of the ibv_reg_mr() comparison on the same device.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -124,12 +126,40 @@ static int pick_address(struct regbench *rb, const char *device)
 	return ret;
 }
 
+/* Connect to the serve at HOST; its window's WINDOW event is reaped later. */
+static int connect_peer(struct regbench *rb, const struct rb_opts *o)
+{
+	uint32_t reason = 0;
+	int err;
+
+	if (parse_addr(o->host, o->port, &rb->addr))	/* checked by the parser */
+		return fail("'%s' is not an IPv4 or IPv6 address", o->host);
+	format_addr(&rb->addr, rb->where, sizeof(rb->where));
+	err = rdx_connect_key(rb->cfd, rb->addr, RB_TIMEOUT_NS, o->key, &rb->cconn, &reason);
+	if (err && o->key && key_error(err))
+		return fail("cannot connect to %s with key %d: %s", rb->where, o->key,
+			    key_error(err));
+	if (err == ECONNREFUSED && reason && reason != RDMAXFER_REJECT_UNKNOWN)
+		return fail("%s refused the connection: %s", rb->where, rdx_reject_str(reason));
+	if (err == ECONNREFUSED)
+		return fail("connection to %s refused: no rdmaxfer server is listening there",
+			    rb->where);
+	if (err)
+		return fail("cannot connect to %s: %s", rb->where, strerror(err));
+	return 0;
+}
+
 int rb_connect(struct regbench *rb, const struct rb_opts *o)
 {
 	struct rdmaxfer_conn_info ci;
 	struct rdmaxfer_device_info di;
 	int err;
 
+	if (o->host) {
+		if (connect_peer(rb, o))
+			return -1;
+		goto query;
+	}
 	if (o->bind) {
 		if (parse_addr(o->bind, 0, &rb->addr))	/* checked by the parser */
 			return fail("'%s' is not an IPv4 or IPv6 address", o->bind);
@@ -154,6 +184,7 @@ int rb_connect(struct regbench *rb, const struct rb_opts *o)
 	if (err)
 		return fail("ACCEPT on %s failed: %s", rb->where, strerror(err));
 
+query:
 	err = rdx_query_conn(rb->cfd, rb->cconn, &ci);
 	if (err)
 		return fail("QUERY_CONN failed: %s", strerror(err));
@@ -201,8 +232,9 @@ int rb_open_ibv(struct regbench *rb)
 }
 
 /*
- * Reap what both files have queued (WINDOW, WINDOW_REVOKED, CONNECTED
- * events), without waiting; a DISCONNECTED event is a failure.
+ * Reap what both files (one with HOST) have queued (WINDOW,
+ * WINDOW_REVOKED, CONNECTED events), without waiting; a DISCONNECTED event
+ * is a failure.
  */
 int rb_drain(struct regbench *rb)
 {
@@ -211,14 +243,16 @@ int rb_drain(struct regbench *rb)
 	int i, k, n;
 
 	for (k = 0; k < 2; k++) {
+		if (fds[k] < 0)
+			continue;
 		do {
 			n = rdx_reap(fds[k], ev, 32, 0);
 			if (n < 0 && n != -EINTR)
 				return fail("REAP failed: %s", strerror(-n));
 			for (i = 0; i < n; i++)
 				if (ev[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
-					return fail("the loopback connection went down: %s",
-						    status_words(ev[i].status));
+					return fail("the connection to %s went down: %s",
+						    rb->where, status_words(ev[i].status));
 		} while (n == 32 || n == -EINTR);	/* full, or interrupted: again */
 	}
 	return 0;
