@@ -9,7 +9,8 @@
  * loopback the ADVERT's delivery, the receiving side's work included, runs
  * inside EXPOSE (on Soft-RoCE in its unlock of the connection).  With HOST
  * the one file connects to a `serve` there instead, and EXPOSE costs what
- * it costs a client whose peer is another host.  For each size,
+ * it costs a client whose peer is another host; each repetition starts on
+ * an idle connection (rb_settle()).  For each size,
  * an anonymous buffer is mapped (from 2 MiB on, starting on a 2 MiB
  * boundary, for huge pages) and written page by page first, so that no
  * page fault is timed.  One kernel repetition is, each ioctl timed alone
@@ -160,6 +161,8 @@ static int kernel_rep(struct regbench *rb, void *buf, uint64_t size, struct rb_s
 	unsigned int nwin = 0, i;
 	int ret = 0, err;
 
+	if (rb->sfd < 0 && rb_settle(rb))	/* HOST: start on an idle connection */
+		return -1;
 	t0 = now_ns();
 	err = rdx_reg_buf(rb->cfd, buf, size, RDMAXFER_BUF_READ | RDMAXFER_BUF_WRITE, &buf_id);
 	if (err) {
@@ -593,7 +596,13 @@ static int rb_close(struct regbench *rb, bool check)
 	struct rdmaxfer_stats st;
 	int ret = 0, err;
 
-	if (check && rb->cfd >= 0) {
+	if (rb->settle_buf) {
+		err = rdx_dereg_buf(rb->cfd, rb->settle_buf);
+		if (err && check)
+			ret = fail("DEREG_BUF failed: %s", strerror(err));
+		rb->settle_buf = 0;
+	}
+	if (check && rb->cfd >= 0 && !ret) {
 		err = rdx_stats(rb->cfd, &st);
 		if (err)
 			ret = fail("STATS failed: %s", strerror(err));

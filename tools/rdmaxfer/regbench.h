@@ -61,10 +61,14 @@ struct regbench {
 	long page;
 	struct ibv_context *ibv;
 	struct ibv_pd *pd;
+	/* HOST: the serve's window, and the buffer rb_settle() READs it into */
+	uint32_t peer_win;
+	uint32_t settle_buf;
 };
 
 int rb_connect(struct regbench *rb, const struct rb_opts *o);
 int rb_open_ibv(struct regbench *rb);
 int rb_drain(struct regbench *rb);
+int rb_settle(struct regbench *rb);
 
 #endif

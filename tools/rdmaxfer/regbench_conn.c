@@ -13,8 +13,11 @@
 #include <netpacket/packet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "regbench.h"
+
+static uint64_t settle_word;	/* what rb_settle() READs, never looked at */
 
 /*
  * iWARP (an RNIC) is addressed by IP, but its GIDs are no IP addresses: GID
@@ -249,11 +252,83 @@ int rb_drain(struct regbench *rb)
 			n = rdx_reap(fds[k], ev, 32, 0);
 			if (n < 0 && n != -EINTR)
 				return fail("REAP failed: %s", strerror(-n));
-			for (i = 0; i < n; i++)
+			for (i = 0; i < n; i++) {
 				if (ev[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
 					return fail("the connection to %s went down: %s",
 						    rb->where, status_words(ev[i].status));
+				/* with HOST: the serve's window, for rb_settle() */
+				if (ev[i].opcode == RDMAXFER_EVENT_WINDOW && rb->sfd < 0 &&
+				    !rb->peer_win && (ev[i].flags & RDMAXFER_REMOTE_READ) &&
+				    ev[i].bytes >= sizeof(settle_word))
+					rb->peer_win = ev[i].window_id;
+			}
 		} while (n == 32 || n == -EINTR);	/* full, or interrupted: again */
 	}
 	return 0;
+}
+
+/*
+ * With HOST, before a repetition (untimed): wait until nothing is in
+ * flight on the connection.  A registration waits for every operation
+ * posted before it (rdmaxfer_post_reg() in the module says why), and the
+ * previous repetition's REVOKE message is acknowledged only after a round
+ * trip to the other host; over the loopback that round trip happens inside
+ * REVOKE.  So EXPOSE is timed on an idle connection in both cases.  An
+ * 8-byte READ of the serve's window, waited for, is the fence: a send
+ * queue completes in order.  Returns 0 or -1 (said).
+ */
+int rb_settle(struct regbench *rb)
+{
+	struct rdmaxfer_op op = { 0 };
+	struct rdmaxfer_completion c[32];
+	uint64_t deadline = now_ns() + RB_TIMEOUT_NS;
+	uint32_t posted;
+	int i, n, err;
+
+	if (!rb->settle_buf) {
+		err = rdx_reg_buf(rb->cfd, &settle_word, sizeof(settle_word),
+				  RDMAXFER_BUF_WRITE, &rb->settle_buf);
+		if (err)
+			return fail("REG_BUF of 8 bytes failed: %s", strerror(err));
+	}
+	while (!rb->peer_win) {
+		if (rb_drain(rb))
+			return -1;
+		if (rb->peer_win)
+			break;
+		if (now_ns() > deadline)
+			return fail("%s advertised no window we may read within %lld s",
+				    rb->where, RB_TIMEOUT_NS / 1000000000);
+		usleep(1000);
+	}
+	op.opcode = RDMAXFER_OP_READ;
+	op.conn_id = rb->cconn;
+	op.buf_id = rb->settle_buf;
+	op.window_id = rb->peer_win;
+	op.length = sizeof(settle_word);
+	op.user_data = 1;
+	err = rdx_submit(rb->cfd, &op, 1, &posted);
+	if (err)
+		return fail("SUBMIT of a READ from %s failed: %s", rb->where, strerror(err));
+	for (;;) {
+		n = rdx_reap(rb->cfd, c, 32, RB_TIMEOUT_NS);
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return fail("REAP failed: %s", strerror(-n));
+		if (!n)
+			return fail("a READ from %s did not complete within %lld s", rb->where,
+				    RB_TIMEOUT_NS / 1000000000);
+		for (i = 0; i < n; i++) {
+			if (c[i].opcode == RDMAXFER_EVENT_DISCONNECTED)
+				return fail("the connection to %s went down: %s", rb->where,
+					    status_words(c[i].status));
+			if (c[i].user_data != 1)
+				continue;	/* other events: nothing to do */
+			if (c[i].status)
+				return fail("a READ from %s failed: %s", rb->where,
+					    status_words(c[i].status));
+			return 0;
+		}
+	}
 }
