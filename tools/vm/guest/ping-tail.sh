@@ -22,6 +22,19 @@
 #                               CQE (the device and the link), CQE -> next
 #                               system call (the completion's way to the
 #                               program), and for ping CQE -> op_done
+#   ping-tail.sh split [ROUNDS] the same round trips split between the
+#                               guests: here the posting system call,
+#                               kprobes on rxe_post_send, rxe_xmit_packet,
+#                               vring_interrupt, rxe_rcv and rxe_cq_post, and
+#                               for ping the CQ's handler
+#                               (ib_cq_completion_softirq), the CQ pool's poll
+#                               (ib_poll_handler) and op_done; in the server
+#                               guest vring_interrupt, rxe_rcv and
+#                               rxe_xmit_packet: the medians of each step of
+#                               a round trip in each guest (the time between
+#                               the request leaving and the response's IRQ
+#                               less the server's steps is the link both
+#                               ways)
 #
 # The servers (serve, perftest's) run in the other guest, started through
 # its peer-shell.sh (TCP port 18700).
@@ -93,7 +106,88 @@ steps()
 	      if (nd) printf " (CQE -> op_done %.0f)", med(cd, nd); printf "\n" }' $T/trace
 }
 
+# the kprobes of `split` (in the server guest through peer(), in this one
+# with post and cqpost added); "cd" so the rest of a peer() line runs there
+SPLIT_KP='[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+cd /sys/kernel/tracing && echo 0 >tracing_on && echo 8192 >buffer_size_kb &&
+echo "p:split/rcv rdma_rxe:rxe_rcv" >>kprobe_events &&
+echo "p:split/xmit rdma_rxe:rxe_xmit_packet" >>kprobe_events &&
+echo "p:split/vint vring_interrupt" >>kprobe_events && echo 1 >events/split/enable'
+# AWK_TS: the event's time stamp in us, and the median of an array
+AWK_LIB='function ts(   i, t) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(":", "", t); return t * 1e6 } }
+function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j - 1]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } return n ? a[int((n + 1) / 2)] : -1 }'
+# the server's side of a request: its IRQ -> rxe_rcv -> the response leaves
+SPLIT_SRV="$AWK_LIB"'
+/ vint: / { v = ts(); next }
+/ rcv: / { r = ts(); if (v) { ni++; vi[ni] = r - v } v = 0; next }
+/ xmit: / { if (r) { n++; rx[n] = ts() - r } r = 0; next }
+END { printf "  server guest: %d requests, medians (us): IRQ -> rxe_rcv %.0f, rxe_rcv -> response leaves %.0f\n", n, med(vi, ni), med(rx, n) }'
+# the client's: system call -> post -> the request leaves -> the response's
+# IRQ -> rxe_rcv -> CQE -> the next system call; ping's CQE -> the CQ's
+# handler -> the CQ pool's poll -> op_done
+SPLIT_CLI="$AWK_LIB"'
+/ sys_enter: / { t = ts(); if (c) { n++; sp[n] = p - s; px[n] = x - p; xv[n] = v - x; vr[n] = r - v; rc[n] = c - r; cs[n] = t - c
+		if (d) { nd++; ch[nd] = h - c; hi[nd] = i - h; id[nd] = d - i } }
+	s = t; p = x = v = r = c = h = i = d = 0; next }
+/ post: / { if (s && !p) p = ts(); next }
+/ xmit: / { if (p && !x) x = ts(); next }
+/ vint: / { if (x && !r) v = ts(); next }
+/ rcv: / { if (v && !r) r = ts(); next }
+/ cqpost: / { if (r && !c) c = ts(); next }
+/ handler: / { if (c && !h) h = ts(); next }
+/ ipoll: / { if (h && !i) i = ts(); next }
+/ rdmaxfer_op_done: / { if (i && !d) d = ts(); next }
+END { printf "  client guest: %d round trips, medians (us): system call -> post %.0f, -> request leaves %.0f, -> response IRQ %.0f, -> rxe_rcv %.0f, -> CQE %.0f, -> next system call %.0f\n", n, med(sp, n), med(px, n), med(xv, n), med(vr, n), med(rc, n), med(cs, n)
+      if (nd) printf "  client guest: %d of them through the CQ pool: CQE -> CQ handler %.0f, -> CQ pool poll %.0f, -> op_done %.0f\n", nd, med(ch, nd), med(hi, nd), med(id, nd) }'
+
+# split_run NAME CMD...: CMD traced in both guests; two lines of medians
+split_run()
+{
+	local name=$1
+	shift
+	peer "cd $T && echo >trace && echo 1 >tracing_on"
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	"$@" >/tmp/split.out 2>&1
+	echo 0 >$T/tracing_on
+	echo "$name:"
+	awk "$SPLIT_CLI" $T/trace
+	peer "cd $T && echo 0 >tracing_on && awk '$SPLIT_SRV' trace"
+}
+
 T=/sys/kernel/tracing
+if [ "${1:-}" = split ]; then
+	peer "$SPLIT_KP" >/dev/null
+	eval "$SPLIT_KP"
+	cd / || exit 1
+	echo 'p:split/post rdma_rxe:rxe_post_send' >>$T/kprobe_events
+	echo 'p:split/cqpost rdma_rxe:rxe_cq_post' >>$T/kprobe_events
+	echo 'p:split/handler ib_core:ib_cq_completion_softirq' >>$T/kprobe_events
+	echo 'p:split/ipoll ib_core:ib_poll_handler' >>$T/kprobe_events
+	echo 1 >$T/events/split/enable
+	# ioctl (ping's SUBMIT), write (libibverbs' post_send command on rxe)
+	echo 'id == 16 || id == 1' >$T/events/raw_syscalls/sys_enter/filter
+	echo 1 >$T/events/raw_syscalls/sys_enter/enable
+	echo 1 >$T/events/rdmaxfer/rdmaxfer_op_done/enable
+	for r in $(seq "${2:-3}"); do
+		echo "round $r"
+		split_run "ping --op read" rdmaxfer ping "$ADDR" --port $PORT --op read --count 1000
+		peer "timeout 60 ib_read_lat -d $DEV -F -s 8 -n 1000 </dev/null >/dev/null 2>&1 &"
+		sleep 1.5
+		split_run "ib_read_lat" ib_read_lat -d "$DEV" -F -s 8 -n 1000 "$ADDR"
+		split_run "ping --op fadd" rdmaxfer ping "$ADDR" --port $PORT --op fadd --count 1000
+		peer "timeout 60 ib_atomic_lat -d $DEV -F -A FETCH_AND_ADD -n 1000 </dev/null >/dev/null 2>&1 &"
+		sleep 1.5
+		split_run "ib_atomic_lat" ib_atomic_lat -d "$DEV" -F -A FETCH_AND_ADD -n 1000 "$ADDR"
+	done
+	peer "cd $T && echo 0 >events/split/enable && echo >kprobe_events" >/dev/null
+	echo 0 >$T/events/split/enable
+	echo 0 >$T/events/raw_syscalls/sys_enter/enable
+	echo 0 >$T/events/raw_syscalls/sys_enter/filter
+	echo 0 >$T/events/rdmaxfer/rdmaxfer_op_done/enable
+	echo >$T/kprobe_events
+	exit 0
+fi
 if [ "${1:-}" = steps ]; then
 	[ -d $T/events ] || mount -t tracefs nodev $T
 	echo 0 >$T/tracing_on
