@@ -14,8 +14,9 @@
 #     QP's first try and its 6 retries take between a quarter and a half of
 #     peer_timeout_ms (keepalive.c rounds the ACK timeout down to a power of
 #     two: 3.8 s of 10 s): both connections must survive the cut.
-#  2. kill-server: B's cable pulled for good, then SIGKILL to its QEMU, a host
-#     that dies (see rig_requests for why the cable first).  Each connection
+#  2. kill-server: B's cable pulled for good and its guest paused, a host
+#     that dies (its QEMU is killed after our end; rig_requests says why not
+#     at once).  Each connection
 #     must fail within peer_timeout_ms of the request (the probes of an idle
 #     connection, the transfer's own retries), the idle one with a
 #     DISCONNECTED event of status -ETIMEDOUT, `rdmaxfer bench` with exit

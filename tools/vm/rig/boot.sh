@@ -252,13 +252,16 @@ server_up() {
 }
 
 # Requests of A's tests to the host (selftests/rdmaxfer/pair/vanish.sh): a line containing
-# "rig-request: WHAT" in A's results.  kill-server: SIGKILL to B's QEMU (its host dies; the
-# rig then lets A go on and does not count B's end as a failure), after cutting B's link
-# and waiting 0.5 s: B's QEMU then drops A's frames, so A's QEMU has none waiting for the
-# socket when it breaks.  (QEMU 7.2's stream netdev keeps a frame it could not write yet
-# (EAGAIN) queued for good once the peer is gone, and A's virtio-net transmit queue stalls
-# behind it: rxe's skbs are never freed, its retries stop, and destroying a QP waits 50 s
-# and WARNs.  A dead host's switch port does not do that to its peers.)  link-down / link-up:
+# "rig-request: WHAT" in A's results.  kill-server: B's host dies: its link is cut and its
+# guest paused (HMP set_link, stop), and its QEMU is killed only after A's end (the rig lets
+# A go on and does not count B's end as a failure).  With its link down B's QEMU goes on
+# reading A's frames from the socket and dropping them, as a dead host's switch port does.
+# B's QEMU is not killed at once, as it was up to session 19: QEMU 7.2's stream netdev keeps a
+# frame it could not write yet (EAGAIN: B's main loop had fallen behind) queued for good once
+# the peer is gone, and A's virtio-net transmit queue stalls behind it: rxe's skbs are never
+# freed, its retries stop, no completion comes (the keepalive never hears of the peer's
+# death), and destroying a QP waits 50 s and WARNs; cutting the link 0.5 s before the kill
+# made that rare, not impossible (pair/vanish.sh failed so on 6.1, 2026-12-03).  link-down / link-up:
 # set_link on B's netdev through its monitor (the cable pulled; B's NIC reports carrier
 # loss).  link-cut MS: link-down, and link-up MS ms (100..10000) later, timed here: a cut
 # timed by the guest lasts as long as its sleeps and pings take: 2.0 s on an idle host,
@@ -274,8 +277,7 @@ rig_requests() {   # RESULTS CLIENT-PID SERVER-DIR MONITOR-FD
         case $what in
         kill-server)
             echo "set_link n0 off" >&"$4"
-            sleep 0.5
-            kill -KILL "$(cat "$3/qemu.pid")" 2>/dev/null || true ;;
+            echo stop >&"$4" ;;
         link-down)   echo "set_link n0 off" >&"$4" ;;
         link-up)     echo "set_link n0 on" >&"$4" ;;
         link-cut)
@@ -408,9 +410,10 @@ pair_boot() {
         trap - INT TERM
     fi
     if server_killed "$sdir"; then
+        kill -KILL "$spid" 2>/dev/null || true
         st=0
         wait "$spid" || st=$?
-        say "pair: the server guest was killed at the client's request (qemu exit $st)"
+        say "pair: the server guest was stopped (link cut, guest paused) at the client's request and killed after its end (qemu exit $st)"
         first=""
     elif [[ ${first:-} == "$spid" ]]; then
         st=0
