@@ -19,18 +19,26 @@
  * than the retries (about peer_timeout_ms / 2) is not noticed.  The send
  * queue keeps a spare WR for the probe, as for the drain (conn.c).
  *
- * Two kinds of connection get no such bound from their transport, and for
- * them the keepalive enforces it itself (ka_strict): a probe still
+ * The keepalive does not count on those retries alone: a probe still
  * queued at the second tick after it was posted (half of peer_timeout_ms,
- * when the retries would have ended), with no completion on either queue
- * during the last two intervals, fails the connection.  A completion
- * means the peer answers: the probe then waits behind data, it is not
- * lost, and the count starts again (chains of pieces signal every
- * RDMAXFER_SIGNAL_BYTES, rw.c, so a long transfer shows its progress).
+ * when the retries have ended), with no completion on either queue during
+ * the last two intervals, fails the connection.  A completion means the
+ * peer answers: the probe then waits behind data, it is not lost, and the
+ * count starts again (chains of pieces signal every RDMAXFER_SIGNAL_BYTES,
+ * rw.c, so a long transfer shows its progress).  Where the transport keeps
+ * its promise the rule changes nothing; where it does not, the rule is the
+ * bound:
  *  - A listener's QPs retry as often as the client's connect request
  *    says (the CM passes its retry count on; the reply cannot change it).
  *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes
  *    Soft-RoCE retry forever.
+ *  - RNR NAKs are no timeout: a peer whose adapter answers but that posts
+ *    no receive buffer (a protocol violation: credits) makes every QP
+ *    wait up to rnr_retry_count times its RNR timer (7 * 655 ms at the
+ *    longest), and the client's for ever if the listener's reply asks 7.
+ *  - A provider may never complete the probe: Soft-RoCE stops sending
+ *    while its packets are held below it (a stalled transmit queue) and
+ *    then arms no retransmission timer.
  *  - iWARP has no ACK timeout: its transport is TCP, and an RDMA WRITE
  *    completes at the data source once TCP took it (RFC 5040 promises no
  *    more), so a WRITE probe completes whether the peer lives or not.
@@ -141,7 +149,6 @@ void rdmaxfer_ka_init(struct rdmaxfer_conn *conn, struct rdma_cm_id *id)
 		return;		/* rdma_cm's ACK timeout, no probes */
 	rdma_set_ack_timeout(id, rdmaxfer_ack_timeout(ms));	/* RC: cannot fail */
 	conn->c_ka.ka_interval = msecs_to_jiffies(ms / 4);
-	conn->c_ka.ka_strict = conn->c_iwarp;	/* no ACK timeout: see above */
 }
 
 /* The peer did not answer a probe in time: take the connection down. */
@@ -510,8 +517,6 @@ static void rdmaxfer_ka_work(struct work_struct *work)
 			conn->c_ka.ka_waits = 0;
 			if (!ret)
 				trace_rdmaxfer_keepalive(conn, false);
-		} else if (!conn->c_ka.ka_strict) {
-			/* the QP's retries bound the probe */
 		} else if (moved != conn->c_ka.ka_moved) {
 			conn->c_ka.ka_waits = 0;	/* queued behind data the peer takes */
 		} else if (++conn->c_ka.ka_waits >= 2) {

@@ -261,10 +261,8 @@ static int rdmaxfer_cm_connect_request(struct rdmaxfer_listener *l, struct rdma_
 		goto reject_later;
 
 	rdmaxfer_conn_params(conn, &param, &rep.x);
+	/* the client's retry count is our QP's (7 may mean forever): keepalive.c */
 	rdmaxfer_ka_init(conn, id);
-	/* the client's retry count is our QP's: 7 may mean forever */
-	if (ev->param.conn.retry_count > RDMAXFER_RETRY_COUNT)
-		conn->c_ka.ka_strict = true;
 	/*
 	 * The request's depths are told from our side (ib_cm, iw_cm alike):
 	 * the READs the client may have outstanding at us, the READs it

@@ -715,12 +715,8 @@ struct rdmaxfer_slots {
  * struct rdmaxfer_ka - a connection's keepalive (keepalive.c)
  * @ka_posted: a keepalive probe is on the send queue
  * @ka_waits: keepalive ticks that found the probe still queued and
- *	neither queue moved since the tick before
- * @ka_strict: the transport does not bound the probe (a QP that may
- *	retry forever, iWARP; see keepalive.c): a probe still
- *	queued at the second tick after it, with no completion on either
- *	queue in between, fails the connection; set before the connection is
- *	up, read-only after
+ *	neither queue moved since the tick before; the second fails the
+ *	connection (keepalive.c)
  * @ka_moved: c_sq.sq_moved + c_lg.lg_rx_done at the last keepalive tick
  * @ka_work: posts a keepalive probe every @ka_interval while the
  *	connection is established (see keepalive.c)
@@ -735,7 +731,6 @@ struct rdmaxfer_slots {
 struct rdmaxfer_ka {
 	bool			ka_posted;
 	u8			ka_waits;
-	bool			ka_strict;
 	u32			ka_moved;
 	struct delayed_work	ka_work;
 	struct ib_cqe		ka_cqe;

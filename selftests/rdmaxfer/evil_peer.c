@@ -88,6 +88,15 @@
  *                      the server's reply: exit 0 the reply does not offer
  *                      it, 1 it does, 2 setup.  With EVIL_DEPTHS setting a
  *                      depth to 0 (no READs one way) it must not.
+ *   norecv MS          (IB, RoCE) grants the server its credits in the hello
+ *                      but posts no receive buffer, and asks for a finite
+ *                      retry count (6, so the server's QP gives up on an
+ *                      unanswered packet) and an infinite RNR retry count
+ *                      (7): the server's first SEND is answered with RNR
+ *                      NAKs for ever, its send queue never moves again,
+ *                      and its keepalive probe waits behind that SEND.
+ *                      The server must drop it within MS ms (its
+ *                      peer_timeout_ms).  Exit 0 so, 1 not, 2 setup.
  *   silent MS          (iWARP) connects and never sends its first message
  *                      (protocol.md, "The first message on iWARP"): the
  *                      server must send nothing to it and drop it within
@@ -505,7 +514,7 @@ static int make_qp(struct peer *pr)
 		msg("ibv_reg_mr: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < NRECV; i++) {
+	for (i = 0; i < NRECV && strcmp(mode, "norecv"); i++) {
 		if (post_recv(pr, i)) {
 			msg("ibv_post_recv: failed");
 			return -1;
@@ -607,7 +616,8 @@ static int hello_connect(struct peer *pr)
 		msg("EVIL_DEPTHS must be ORD,IRD (READs we issue, READs we answer)");
 		return -1;
 	}
-	cp.retry_count = 7;
+	/* norecv: the listener then counts on its QP's retries (kmod/listen.c) */
+	cp.retry_count = strcmp(mode, "norecv") ? 7 : 6;
 	cp.rnr_retry_count = 7;
 	if (rdma_connect(pr->id, &cp)) {
 		if (errno == EADDRINUSE || errno == EADDRNOTAVAIL)
@@ -1599,6 +1609,22 @@ static int mute(struct peer *pr, int bound_ms)
 	return took <= bound_ms ? EXIT_DISCONNECTED : EXIT_NOT_DISCONNECTED;
 }
 
+/* Mode norecv: see the top of the file. */
+static int no_recv(struct peer *pr, int bound_ms)
+{
+	int64_t t0 = now_ms(), took;
+
+	if (wait_disconnect_ms(pr, bound_ms + STEP_TIMEOUT_MS)) {
+		msg("still connected %" PRId64 " ms after connecting without a receive buffer "
+		    "(bound %d ms)", now_ms() - t0, bound_ms);
+		return EXIT_NOT_DISCONNECTED;
+	}
+	took = now_ms() - t0;
+	msg("the server dropped the connection without receive buffers after %" PRId64
+	    " ms (bound %d ms)", took, bound_ms);
+	return took <= bound_ms ? EXIT_DISCONNECTED : EXIT_NOT_DISCONNECTED;
+}
+
 /* Mode mutewin: see the top of the file. */
 static int mute_window(struct peer *pr, int secs)
 {
@@ -1909,7 +1935,8 @@ int main(int argc, char **argv)
 		{ "runs", 0 }, { "want", 0 }, { "probe", 0 }, { "probeoffer", 0 }, { "valid", 0 },
 		{ "advaddr", 0 }, { "writeimm", 0 },
 		{ "advflood", 0 }, { "advsegs", 0 }, { "oldwins", 0 }, { "keysweep", 0 }, { "crossread", 1 }, { "mute", 1 },
-		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { "auth", -1 },
+		{ "mutewin", 1 }, { "flood", 2 }, { "conns", 2 }, { "silent", 1 }, { "norecv", 1 },
+		{ "auth", -1 },
 		{ NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_usr1 };
@@ -1928,6 +1955,7 @@ int main(int argc, char **argv)
 			"       evil_peer ADDR PORT mute MS\n"
 			"       evil_peer ADDR PORT mutewin SECS\n"
 			"       evil_peer ADDR PORT silent MS\n"
+			"       evil_peer ADDR PORT norecv MS\n"
 			"       evil_peer ADDR PORT flood writedone|advrevoke|send SECS\n"
 			"       evil_peer ADDR PORT conns N SECS\n"
 			"       evil_peer ADDR PORT auth none|good|badmac|badmacmore|replay|first|guess [KEYFILE]\n"
@@ -1982,6 +2010,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "silent")) {
 		ret = silent(&pr, atoi(argv[4]));
+		goto out;
+	}
+	if (!strcmp(mode, "norecv")) {
+		ret = no_recv(&pr, atoi(argv[4]));
 		goto out;
 	}
 	if (!strcmp(mode, "flood")) {

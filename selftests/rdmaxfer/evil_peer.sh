@@ -12,7 +12,8 @@
 # work for READs, and an rkey advertised on one connection must be refused on
 # another connection's QP (another server, i.e. another file), while the first
 # connection's own READ works.  A peer that stops answering at the transport
-# level is dropped by the keepalive within peer_timeout_ms, and only it.  A
+# level is dropped by the keepalive within peer_timeout_ms, and only it; so
+# is one whose adapter answers but that takes none of our SENDs.  A
 # peer flooding valid messages is held back by credits (bounded kernel
 # memory) without losing a message, while another connection of the same
 # file works; one that opens connections it never uses gets no more than
@@ -83,7 +84,7 @@ protocol_errors()
 # Mark the kernel log so that the last check looks at this test only.
 kmsg_mark
 
-# 3 checks per mode; the control case, (d)-(g) and the kernel log: 10;
+# 3 checks per mode; the control case, (d)-(g) and the kernel log: 10; (g3) 2;
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (j2) 1; (k) 2; the READ probe's offer: 3;
 # (n) 2; (q) one per AUTH_KINDS and 3; (r) 1
 AUTH_KINDS="none good badmac replay first guess"
@@ -92,7 +93,7 @@ set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 3 * 4 + 1 + 2 + 1 + 2 + 3 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
+ktap_plan $(($# * 3 + 11 + 2 + 3 * 4 + 1 + 2 + 1 + 2 + 3 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -244,6 +245,24 @@ if [ -w "$PARAM" ]; then
 else
 	ktap_skip "mute_peer_dropped_within_bound" "no $PARAM (a module without keepalive)"
 	ktap_skip "server_unaffected_by_mute_peer" "no $PARAM"
+fi
+
+# (g3) IB, RoCE: a peer that takes none of our SENDs (no receive buffer
+# posted, an infinite RNR retry count asked for, a finite retry count, so
+# that the listener counts on its QP's retries): its adapter answers, with
+# RNR NAKs, so no retry runs out, and the server's send queue never moves
+# again; the keepalive drops it within peer_timeout_ms all the same
+if dev_is_iwarp "$DEV"; then
+	ktap_skip "peer_taking_no_sends_dropped_within_bound" "iWARP has no RNR retries: a SEND without a receive buffer ends the connection at once"
+	ktap_skip "server_unaffected_by_peer_taking_no_sends" "iWARP"
+elif [ -w "$PARAM" ]; then
+	timed_evil norecv
+	ktap_result "peer_taking_no_sends_dropped_within_bound" $rc
+	still_serves send_after_norecv
+	ktap_result "server_unaffected_by_peer_taking_no_sends" $r
+else
+	ktap_skip "peer_taking_no_sends_dropped_within_bound" "no $PARAM (a module without keepalive)"
+	ktap_skip "server_unaffected_by_peer_taking_no_sends" "no $PARAM"
 fi
 
 # (g2) iWARP: the client sends first (protocol.md); a client that never
