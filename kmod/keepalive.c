@@ -33,9 +33,9 @@
  *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes
  *    Soft-RoCE retry forever.
  *  - RNR NAKs are no timeout: a peer whose adapter answers but that posts
- *    no receive buffer (a protocol violation: credits) makes every QP
- *    wait up to rnr_retry_count times its RNR timer (7 * 655 ms at the
- *    longest), and the client's for ever if the listener's reply asks 7.
+ *    no receive buffer (a protocol violation: credits) makes the QP wait
+ *    its RNR retries times the RNR timer the peer's responder chose
+ *    (655 ms at the longest: 4.6 s for 6 retries, past a bound below it).
  *  - A provider may never complete the probe: Soft-RoCE stops sending
  *    while its packets are held below it (a stalled transmit queue) and
  *    then arms no retransmission timer.

@@ -13,7 +13,8 @@
 # another connection's QP (another server, i.e. another file), while the first
 # connection's own READ works.  A peer that stops answering at the transport
 # level is dropped by the keepalive within peer_timeout_ms, and only it; so
-# is one whose adapter answers but that takes none of our SENDs.  A
+# is one whose adapter answers but that takes none of our SENDs, and a
+# client of such a server (evil_server) fails within that bound.  A
 # peer flooding valid messages is held back by credits (bounded kernel
 # memory) without losing a message, while another connection of the same
 # file works; one that opens connections it never uses gets no more than
@@ -28,6 +29,7 @@
 . "$(dirname "$0")/lib.sh"
 
 EVIL=$SELFTEST_DIR/evil_peer
+EVIL_SERVER=$SELFTEST_DIR/evil_server
 MODES="badlen badtype credits advert0 advertovf writedone skip immctl runs want probe"
 FLOODS="writedone advrevoke send"
 HELPER=$SELFTEST_DIR/xfer_helper
@@ -50,6 +52,7 @@ srv2=
 srv3=
 dpid=
 epid=
+esrv=
 cleanup()
 {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
@@ -57,6 +60,7 @@ cleanup()
 	[ -n "$srv3" ] && kill "$srv3" 2>/dev/null
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
 	[ -n "$epid" ] && kill "$epid" 2>/dev/null
+	[ -n "$esrv" ] && kill "$esrv" 2>/dev/null
 	[ -n "$mcpf" ] && echo "$mcpf" >$MCPF
 	wait 2>/dev/null
 	rm -rf "$tmp"
@@ -84,7 +88,7 @@ protocol_errors()
 # Mark the kernel log so that the last check looks at this test only.
 kmsg_mark
 
-# 3 checks per mode; the control case, (d)-(g) and the kernel log: 10; (g3) 2;
+# 3 checks per mode; the control case, (d)-(g) and the kernel log: 10; (g3) 2; (g4) 1;
 # (h) 4 per flood kind and 1; (i) 2; (j) 1; (j2) 1; (k) 2; the READ probe's offer: 3;
 # (n) 2; (q) one per AUTH_KINDS and 3; (r) 1
 AUTH_KINDS="none good badmac replay first guess"
@@ -93,7 +97,7 @@ set -- $AUTH_KINDS
 nauth=$#
 # shellcheck disable=SC2086 # split on purpose
 set -- $MODES
-ktap_plan $(($# * 3 + 11 + 2 + 3 * 4 + 1 + 2 + 1 + 2 + 3 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
+ktap_plan $(($# * 3 + 11 + 2 + 1 + 3 * 4 + 1 + 2 + 1 + 2 + 3 + 1 + 1 + 3 + 3 + 1 + nauth + 3 + 1))
 
 rdmaxfer serve --port $PORT --size 1M >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
@@ -263,6 +267,34 @@ elif [ -w "$PARAM" ]; then
 else
 	ktap_skip "peer_taking_no_sends_dropped_within_bound" "no $PARAM (a module without keepalive)"
 	ktap_skip "server_unaffected_by_peer_taking_no_sends" "no $PARAM"
+fi
+
+# (g4) the same from the client's side: a server (evil_server) that posts
+# no receive buffer keeps the client's SEND in RNR retries (its reply asks
+# for infinite ones); `rdmaxfer send` must fail within peer_timeout_ms,
+# saying why
+if dev_is_iwarp "$DEV"; then
+	ktap_skip "client_of_server_taking_no_sends_fails_within_bound" "iWARP has no RNR retries"
+elif [ -w "$PARAM" ] && [ -x "$EVIL_SERVER" ]; then
+	_saved=$(cat "$PARAM")
+	echo 4000 >"$PARAM"
+	"$EVIL_SERVER" $ADDR norecv 4000 >"$tmp/evil_server.out" 2>"$tmp/evil_server.err" &
+	esrv=$!
+	wait_for "grep -q '^listening' '$tmp/evil_server.out'" 10
+	eport=$(sed -n 's/^listening //p' "$tmp/evil_server.out")
+	run send_to_norecv timeout 60 rdmaxfer send $ADDR --port "${eport:-1}" --message lost
+	wait "$esrv"
+	erc=$?
+	esrv=
+	echo "$_saved" >"$PARAM"
+	ktap_diag "rdmaxfer send exited $rc: $(tail -n 1 "$tmp/send_to_norecv.err")"
+	ktap_diag "evil_server: $(tail -n 1 "$tmp/evil_server.out")"
+	[ $rc -eq 1 ] && [ $erc -eq 0 ] && grep -q 'stopped answering' "$tmp/send_to_norecv.err"
+	r=$?
+	[ $r -eq 0 ] || show evil_server.out evil_server.err send_to_norecv.out send_to_norecv.err
+	ktap_result "client_of_server_taking_no_sends_fails_within_bound" $r
+else
+	ktap_skip "client_of_server_taking_no_sends_fails_within_bound" "no $PARAM or no $EVIL_SERVER"
 fi
 
 # (g2) iWARP: the client sends first (protocol.md); a client that never
