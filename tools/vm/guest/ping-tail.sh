@@ -156,6 +156,20 @@ split_run()
 }
 
 T=/sys/kernel/tracing
+# read_fadd FN: FN NAME CMD... for ping --op read and ib_read_lat, then ping
+# --op fadd and ib_atomic_lat (each perftest's server started in the peer first)
+read_fadd()
+{
+	"$1" "ping --op read" rdmaxfer ping "$ADDR" --port $PORT --op read --count 1000
+	peer "timeout 60 ib_read_lat -d $DEV -F -s 8 -n 1000 </dev/null >/dev/null 2>&1 &"
+	sleep 1.5
+	"$1" "ib_read_lat" ib_read_lat -d "$DEV" -F -s 8 -n 1000 "$ADDR"
+	"$1" "ping --op fadd" rdmaxfer ping "$ADDR" --port $PORT --op fadd --count 1000
+	peer "timeout 60 ib_atomic_lat -d $DEV -F -A FETCH_AND_ADD -n 1000 </dev/null >/dev/null 2>&1 &"
+	sleep 1.5
+	"$1" "ib_atomic_lat" ib_atomic_lat -d "$DEV" -F -A FETCH_AND_ADD -n 1000 "$ADDR"
+}
+
 if [ "${1:-}" = split ]; then
 	peer "$SPLIT_KP" >/dev/null
 	eval "$SPLIT_KP"
@@ -171,14 +185,7 @@ if [ "${1:-}" = split ]; then
 	echo 1 >$T/events/rdmaxfer/rdmaxfer_op_done/enable
 	for r in $(seq "${2:-3}"); do
 		echo "round $r"
-		split_run "ping --op read" rdmaxfer ping "$ADDR" --port $PORT --op read --count 1000
-		peer "timeout 60 ib_read_lat -d $DEV -F -s 8 -n 1000 </dev/null >/dev/null 2>&1 &"
-		sleep 1.5
-		split_run "ib_read_lat" ib_read_lat -d "$DEV" -F -s 8 -n 1000 "$ADDR"
-		split_run "ping --op fadd" rdmaxfer ping "$ADDR" --port $PORT --op fadd --count 1000
-		peer "timeout 60 ib_atomic_lat -d $DEV -F -A FETCH_AND_ADD -n 1000 </dev/null >/dev/null 2>&1 &"
-		sleep 1.5
-		split_run "ib_atomic_lat" ib_atomic_lat -d "$DEV" -F -A FETCH_AND_ADD -n 1000 "$ADDR"
+		read_fadd split_run
 	done
 	peer "cd $T && echo 0 >events/split/enable && echo >kprobe_events" >/dev/null
 	echo 0 >$T/events/split/enable
@@ -197,14 +204,7 @@ if [ "${1:-}" = steps ]; then
 	# ioctl (ping's SUBMIT), write (libibverbs' post_send command on rxe)
 	echo 'id == 16 || id == 1' >$T/events/raw_syscalls/sys_enter/filter
 	for r in $(seq "${2:-3}"); do
-		steps "ping --op read" rdmaxfer ping "$ADDR" --port $PORT --op read --count 1000
-		peer "timeout 60 ib_read_lat -d $DEV -F -s 8 -n 1000 </dev/null >/dev/null 2>&1 &"
-		sleep 1.5
-		steps "ib_read_lat" ib_read_lat -d "$DEV" -F -s 8 -n 1000 "$ADDR"
-		steps "ping --op fadd" rdmaxfer ping "$ADDR" --port $PORT --op fadd --count 1000
-		peer "timeout 60 ib_atomic_lat -d $DEV -F -A FETCH_AND_ADD -n 1000 </dev/null >/dev/null 2>&1 &"
-		sleep 1.5
-		steps "ib_atomic_lat" ib_atomic_lat -d "$DEV" -F -A FETCH_AND_ADD -n 1000 "$ADDR"
+		read_fadd steps
 	done
 	echo 0 >$T/events/raw_syscalls/sys_enter/filter
 	echo >$T/kprobe_events
