@@ -89,12 +89,13 @@
  *                      it, 1 it does, 2 setup.  With EVIL_DEPTHS setting a
  *                      depth to 0 (no READs one way) it must not.
  *   norecv MS          (IB, RoCE) grants the server its credits in the hello
- *                      but posts no receive buffer, and asks for a finite
- *                      retry count (6, so the server's QP gives up on an
- *                      unanswered packet) and an infinite RNR retry count
- *                      (7): the server's first SEND is answered with RNR
- *                      NAKs for ever, its send queue never moves again,
- *                      and its keepalive probe waits behind that SEND.
+ *                      but posts no receive buffer, and asks for 6 retries
+ *                      (so the server's QP gives up on an unanswered
+ *                      packet) and 7 RNR retries: the server's first SEND
+ *                      is answered with RNR NAKs, which its QP retries as
+ *                      often as it was set to at the RNR timer our QP
+ *                      chose (Soft-RoCE: 6 times 655 ms), its send queue
+ *                      stopped and its keepalive probe behind that SEND.
  *                      The server must drop it within MS ms (its
  *                      peer_timeout_ms).  Exit 0 so, 1 not, 2 setup.
  *   silent MS          (iWARP) connects and never sends its first message

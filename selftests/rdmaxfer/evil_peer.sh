@@ -252,10 +252,11 @@ else
 fi
 
 # (g3) IB, RoCE: a peer that takes none of our SENDs (no receive buffer
-# posted, an infinite RNR retry count asked for, a finite retry count, so
-# that the listener counts on its QP's retries): its adapter answers, with
-# RNR NAKs, so no retry runs out, and the server's send queue never moves
-# again; the keepalive drops it within peer_timeout_ms all the same
+# posted; 6 retries asked for, so that before session 20 the listener
+# counted on its QP's retries alone): its adapter answers with RNR NAKs,
+# which the server's QP retries 6 times at the RNR timer the peer chose
+# (4.3 s here, past the 4 s bound), its send queue stopped meanwhile; the
+# keepalive drops it within peer_timeout_ms
 if dev_is_iwarp "$DEV"; then
 	ktap_skip "peer_taking_no_sends_dropped_within_bound" "iWARP has no RNR retries: a SEND without a receive buffer ends the connection at once"
 	ktap_skip "server_unaffected_by_peer_taking_no_sends" "iWARP"
@@ -270,9 +271,8 @@ else
 fi
 
 # (g4) the same from the client's side: a server (evil_server) that posts
-# no receive buffer keeps the client's SEND in RNR retries (its reply asks
-# for infinite ones); `rdmaxfer send` must fail within peer_timeout_ms,
-# saying why
+# no receive buffer keeps the client's SEND in RNR retries; `rdmaxfer send`
+# must fail within peer_timeout_ms, saying why
 if dev_is_iwarp "$DEV"; then
 	ktap_skip "client_of_server_taking_no_sends_fails_within_bound" "iWARP has no RNR retries"
 elif [ -w "$PARAM" ] && [ -x "$EVIL_SERVER" ]; then

@@ -79,7 +79,8 @@ static int next_event(struct rdma_event_channel *ch, int ms, struct rdma_cm_id *
 		size_t len = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
 
 		*hlen = len < RX_HELLO_LEN ? len : RX_HELLO_LEN;
-		memcpy(hello, ev->param.conn.private_data, *hlen);
+		if (*hlen)
+			memcpy(hello, ev->param.conn.private_data, *hlen);
 	}
 	rdma_ack_cm_event(ev);
 	return type;
