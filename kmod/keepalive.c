@@ -25,9 +25,12 @@
  * the last two intervals, fails the connection.  A completion means the
  * peer answers: the probe then waits behind data, it is not lost, and the
  * count starts again (chains of pieces signal every RDMAXFER_SIGNAL_BYTES,
- * rw.c, so a long transfer shows its progress).  Where the transport keeps
- * its promise the rule changes nothing; where it does not, the rule is the
- * bound:
+ * rw.c, so a long transfer shows its progress).  Its price: one work
+ * request that a live peer takes longer than half the bound to complete
+ * (a piece as large as a window segment, a zero-copy SEND of several, on
+ * a link slower than its size per half bound) fails the connection as if
+ * the peer were dead, where the QP's retries, which see the ACKs, would
+ * not.  It is the bound where the transport's is missing or broken:
  *  - A listener's QPs retry as often as the client's connect request
  *    says (the CM passes its retry count on; the reply cannot change it).
  *    A client asking for 7, as v0.3.0 and many rdma_cm users do, makes

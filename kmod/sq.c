@@ -273,7 +273,7 @@ void rdmaxfer_sq_paid(struct rdmaxfer_conn *conn, struct rdmaxfer_cqe *cqe, u32 
 	spin_lock_bh(&conn->c_lock);
 	list_del(&cqe->owed);
 	conn->c_sq.sq_wr_free += nwr;
-	conn->c_sq.sq_moved++;	/* the keepalive's progress (conn.c) */
+	conn->c_sq.sq_moved++;	/* the keepalive's progress (keepalive.c) */
 	spin_unlock_bh(&conn->c_lock);
 	if (nwr) {
 		wake_up_all(&conn->c_wait);
